@@ -1,7 +1,10 @@
 // Slice, StridedSlice (checked against an independent Python-style indexer), StridedSliceGrad,
-// Tile, Pad/PadV2, MirrorPad and MirrorPadGrad.
+// Tile, Pad/PadV2, MirrorPad and MirrorPadGrad; Pad/MirrorPad/Slice also against a float64 index
+// reference over several ranks and paddings.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <functional>
 #include <optional>
 
 #include "array_testing.hpp"
@@ -376,4 +379,111 @@ TEST_CASE("MirrorPadGrad is the adjoint of MirrorPad") {
     check_values(
         ops::mirror_pad_grad(f32({5}, {1, 10, 100, 1000, 10000}), i32({1, 2}, {1, 1}), "REFLECT"),
         dtype::float32, shape{3}, {10, 10101, 1000});
+}
+
+namespace {
+
+/// out[o] = x[map(coords of o)] over an output shape, or `fill` where map returns -1 for a dim.
+std::vector<double> ref_gather_coords(const shape& xs, const std::vector<double>& x, const shape& os,
+                                      const std::function<std::int64_t(std::size_t, std::int64_t)>& map,
+                                      double fill) {
+    const auto& od = os.dims();
+    const auto xst = row_major_strides(xs);
+    std::vector<double> out(static_cast<std::size_t>(os.num_elements()));
+    for (std::int64_t o = 0; o < os.num_elements(); ++o) {
+        std::int64_t rem = o, in = 0;
+        bool inside = true;
+        for (std::size_t k = od.size(); k-- > 0;) {
+            const std::int64_t j = map(k, rem % od[k]);
+            rem /= od[k];
+            if (j < 0) inside = false;
+            else in += j * xst[k];
+        }
+        out[static_cast<std::size_t>(o)] = inside ? x[static_cast<std::size_t>(in)] : fill;
+    }
+    return out;
+}
+
+}  // namespace
+
+// Pad, PadV2 and MirrorPad (both modes) over ranks 1-5 and asymmetric paddings against a float64
+// index-mapping reference (NumPy's np.pad semantics, which pad_op_test.py's _npPad uses).
+TEST_CASE("Pad, PadV2 and MirrorPad over ranks and paddings against a float64 reference") {
+    const std::pair<shape, ops::paddings_t> cases[] = {
+        {{5}, {{2, 3}}},
+        {{3, 4}, {{1, 2}, {0, 3}}},
+        {{2, 3, 4}, {{0, 1}, {2, 2}, {1, 0}}},
+        {{2, 2, 3, 2}, {{1, 0}, {1, 1}, {0, 2}, {1, 1}}},
+        {{1, 3, 2, 2, 3}, {{0, 0}, {1, 1}, {1, 0}, {0, 1}, {2, 2}}},
+        {{3, 2}, {{3, 0}, {2, 2}}},  // SYMMETRIC's limit (pad == dim); too wide for REFLECT
+        {{0, 3}, {{1, 1}, {1, 0}}},  // empty input: constant padding only
+    };
+    for (const auto& [s, pads] : cases) {
+        vec od;
+        for (std::size_t k = 0; k < pads.size(); ++k) od.push_back(s.dims()[k] + pads[k].first + pads[k].second);
+        const shape os(od);
+        for (dtype t : {dtype::float32, dtype::float64, dtype::int32}) {
+            auto v = noise(static_cast<std::size_t>(s.num_elements()), -50, 50, 91);
+            if (t == dtype::int32)
+                for (auto& e : v) e = std::round(e);
+            tensor x = make(t, s, v);
+            const auto xv = values(x);
+            CAPTURE(s.str());
+            CAPTURE(dtype_name(t));
+            auto constant = [&](std::size_t k, std::int64_t i) {
+                const std::int64_t j = i - pads[k].first;
+                return j >= 0 && j < s.dims()[k] ? j : std::int64_t{-1};
+            };
+            check_values(ops::pad(x, pads), t, os, ref_gather_coords(s, xv, os, constant, 0));
+            check_values(ops::pad(x, pads, make(t, {}, {7})), t, os, ref_gather_coords(s, xv, os, constant, 7));
+            for (auto mode : {ops::mirror_mode::reflect, ops::mirror_mode::symmetric}) {
+                const bool reflect = mode == ops::mirror_mode::reflect;
+                bool valid = true;
+                for (std::size_t k = 0; k < pads.size(); ++k) {
+                    const std::int64_t limit = s.dims()[k] - (reflect ? 1 : 0);
+                    valid = valid && pads[k].first <= limit && pads[k].second <= limit;
+                }
+                if (!valid) continue;
+                auto mirror = [&](std::size_t k, std::int64_t i) {
+                    const std::int64_t n = s.dims()[k];
+                    std::int64_t j = i - pads[k].first;
+                    if (j < 0) j = reflect ? -j : -j - 1;
+                    if (j >= n) j = reflect ? 2 * (n - 1) - j : 2 * n - 1 - j;
+                    return j;
+                };
+                CAPTURE(reflect);
+                check_values(ops::mirror_pad(x, pads, mode), t, os, ref_gather_coords(s, xv, os, mirror, 0));
+            }
+        }
+    }
+}
+
+// Slice over ranks 1-4 with -1 sizes and empty results against the same reference.
+TEST_CASE("Slice over ranks, begins and -1 sizes against a float64 reference") {
+    struct c {
+        shape s;
+        vec begin, size;
+    };
+    const c cases[] = {
+        {{7}, {2}, {4}},           {{7}, {6}, {-1}},          {{4, 5}, {1, 2}, {2, -1}},
+        {{4, 5}, {0, 0}, {4, 5}},  {{4, 5}, {3, 5}, {1, 0}},  {{2, 3, 4}, {1, 0, 1}, {1, 3, 2}},
+        {{2, 3, 4, 5}, {0, 1, 1, 2}, {-1, 2, 3, -1}},         {{3, 1, 4, 2}, {2, 0, 0, 1}, {1, -1, 4, 1}},
+    };
+    for (const auto& k : cases) {
+        for (dtype t : {dtype::float32, dtype::int64}) {
+            tensor x = iota(t, k.s, 1);
+            vec od;
+            for (std::size_t d = 0; d < k.size.size(); ++d)
+                od.push_back(k.size[d] == -1 ? k.s.dims()[d] - k.begin[d] : k.size[d]);
+            const shape os(od);
+            CAPTURE(k.s.str());
+            auto map = [&](std::size_t d, std::int64_t i) { return i + k.begin[d]; };
+            check_values(ops::slice(x, k.begin, k.size), t, os, ref_gather_coords(k.s, values(x), os, map, 0));
+            check_values(ops::slice(x, i32({static_cast<std::int64_t>(k.begin.size())},
+                                           std::vector<double>(k.begin.begin(), k.begin.end())),
+                                    i64({static_cast<std::int64_t>(k.size.size())},
+                                        std::vector<double>(k.size.begin(), k.size.end()))),
+                         t, os, ref_gather_coords(k.s, values(x), os, map, 0));
+        }
+    }
 }

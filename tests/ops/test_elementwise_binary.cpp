@@ -1,9 +1,10 @@
 // Binary arithmetic with TF's integer and negative-number semantics, comparisons, logical ops,
-// AddN, BiasAdd/BiasAddGrad, Select/SelectV2.
+// AddN, BiasAdd/BiasAddGrad, Select/SelectV2; every binary op by name over broadcasting shapes.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "array_testing.hpp"
 #include "graft/ops/elementwise.hpp"
@@ -220,4 +221,133 @@ TEST_CASE("Select (TF1) and SelectV2 (broadcasting)") {
                            "SelectV2: shapes [4] and [2,3] and [2,3]");
     GRAFT_CHECK_THROWS_MSG(ops::select_v2(c, sq, f32({}, {1})), invalid_argument_error,
                            "SelectV2: t is int32[2,3] but e is float32[]");
+}
+
+// Every binary op by its TF name over broadcasting shape pairs and the dtypes it supports, against
+// NumPy-style broadcasting in float64 (ref_broadcast). TF's cwise_ops_binary_test.py compares with
+// NumPy the same way; it publishes no figures for these.
+TEST_CASE("every binary op by TF name broadcasts like NumPy against a float64 reference") {
+    const std::pair<shape, shape> pairs[] = {
+        {{2, 3}, {2, 3}}, {{}, {2, 3}},     {{2, 1, 3}, {4, 1}},      {{3}, {2, 3}},
+        {{2, 3}, {2, 1}}, {{2, 0, 3}, {3}}, {{2, 3, 4, 5}, {3, 1, 5}}, {{1, 5}, {4, 1}},
+    };
+    struct opdef {
+        const char* name;
+        double (*ref)(double, double);
+        bool ints, floats, bool_out;
+        double alo, ahi, blo, bhi;  // value ranges (a zero b becomes 1 where the op divides)
+        bool round_values;          // integral values (comparisons: so that ties occur)
+    };
+    const opdef defs[] = {
+        {"Add", [](double a, double b) { return a + b; }, true, true, false, -20, 20, -20, 20, false},
+        {"AddV2", [](double a, double b) { return a + b; }, true, true, false, -20, 20, -20, 20, false},
+        {"Sub", [](double a, double b) { return a - b; }, true, true, false, -20, 20, -20, 20, false},
+        {"Mul", [](double a, double b) { return a * b; }, true, true, false, -20, 20, -20, 20, false},
+        {"Div", [](double a, double b) { return a / b; }, false, true, false, -20, 20, -9, 9, false},
+        {"Div", [](double a, double b) { return std::trunc(a / b); }, true, false, false, -20, 20, -9, 9, false},
+        {"RealDiv", [](double a, double b) { return a / b; }, false, true, false, -20, 20, -9, 9, false},
+        {"FloorDiv", [](double a, double b) { return std::floor(a / b); }, true, true, false, -20, 20, -9, 9, false},
+        {"FloorMod",
+         [](double a, double b) {
+             const double m = std::fmod(a, b);  // TF's functor: fmod, moved to the divisor's sign
+             return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
+         },
+         true, true, false, -20, 20, -7, 7, false},
+        {"Maximum", [](double a, double b) { return std::max(a, b); }, true, true, false, -20, 20, -20, 20, false},
+        {"Minimum", [](double a, double b) { return std::min(a, b); }, true, true, false, -20, 20, -20, 20, false},
+        {"Pow", [](double a, double b) { return std::pow(a, b); }, false, true, false, 0.1, 3, -3, 3, false},
+        {"Pow", [](double a, double b) { return std::pow(a, b); }, true, false, false, -5, 5, 0, 6, true},
+        {"SquaredDifference", [](double a, double b) { return (a - b) * (a - b); }, true, true, false, -20, 20, -20,
+         20, false},
+        {"Equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }, true, true, true, -3, 3, -3, 3, true},
+        {"NotEqual", [](double a, double b) { return a != b ? 1.0 : 0.0; }, true, true, true, -3, 3, -3, 3, true},
+        {"Less", [](double a, double b) { return a < b ? 1.0 : 0.0; }, true, true, true, -3, 3, -3, 3, true},
+        {"LessEqual", [](double a, double b) { return a <= b ? 1.0 : 0.0; }, true, true, true, -3, 3, -3, 3, true},
+        {"Greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }, true, true, true, -3, 3, -3, 3, true},
+        {"GreaterEqual", [](double a, double b) { return a >= b ? 1.0 : 0.0; }, true, true, true, -3, 3, -3, 3,
+         true},
+    };
+    for (const auto& d : defs) {
+        for (dtype t : {dtype::float32, dtype::float64, dtype::int32, dtype::int64}) {
+            const bool is_int = t == dtype::int32 || t == dtype::int64;
+            if (is_int ? !d.ints : !d.floats) continue;
+            for (const auto& [sa, sb] : pairs) {
+                auto va = noise(static_cast<std::size_t>(sa.num_elements()), d.alo, d.ahi, 13);
+                auto vb = noise(static_cast<std::size_t>(sb.num_elements()), d.blo, d.bhi, 14);
+                if (is_int || d.round_values) {
+                    for (auto& v : va) v = std::round(v);
+                    for (auto& v : vb) v = std::round(v);
+                }
+                if (std::string_view(d.name).find("Div") != std::string_view::npos ||
+                    std::string_view(d.name) == "FloorMod") {
+                    for (auto& v : vb) v = v == 0 ? 1 : v;
+                }
+                tensor a = make(t, sa, va), b = make(t, sb, vb);
+                shape os;
+                auto want = ref_broadcast(sa, values(a), sb, values(b), d.ref, &os);
+                CAPTURE(d.name);
+                CAPTURE(dtype_name(t));
+                CAPTURE(sa.str());
+                CAPTURE(sb.str());
+                const double rtol = is_int ? 0 : (t == dtype::float32 ? 1e-5 : 1e-13);
+                check_values(ops::binary(d.name, a, b), d.bool_out ? dtype::bool_ : t, os, want, rtol,
+                             is_int ? 0 : rtol);
+            }
+        }
+    }
+    // LogicalAnd / LogicalOr over the same pairs on bool inputs.
+    for (const auto& [sa, sb] : pairs) {
+        auto va = noise(static_cast<std::size_t>(sa.num_elements()), -1, 1, 15);
+        auto vb = noise(static_cast<std::size_t>(sb.num_elements()), -1, 1, 16);
+        std::vector<int> ba, bb;
+        for (double v : va) ba.push_back(v > 0);
+        for (double v : vb) bb.push_back(v > 0);
+        tensor a = bools(sa, ba), b = bools(sb, bb);
+        shape os;
+        const auto want_and =
+            ref_broadcast(sa, values(a), sb, values(b), [](double x, double y) { return x * y; }, &os);
+        const auto want_or =
+            ref_broadcast(sa, values(a), sb, values(b), [](double x, double y) { return std::max(x, y); });
+        CAPTURE(sa.str());
+        CAPTURE(sb.str());
+        check_values(ops::binary("LogicalAnd", a, b), dtype::bool_, os, want_and);
+        check_values(ops::binary("LogicalOr", a, b), dtype::bool_, os, want_or);
+    }
+}
+
+// BiasAdd / BiasAddGrad on ranks 2 to 5 in both layouts against a float64 loop: the channel is the
+// last dim (NHWC) or dim 1 (NCHW), as TF's GetBiasValueDims in bias_op.cc.
+TEST_CASE("BiasAdd and BiasAddGrad over ranks 2-5, NHWC and NCHW, against a float64 reference") {
+    const shape shapes[] = {{4, 3}, {2, 3, 5}, {2, 3, 4, 5}, {2, 3, 2, 2, 3}, {0, 3, 2}};
+    for (const auto& s : shapes) {
+        for (const char* fmt : {"NHWC", "NCHW"}) {
+            const bool nhwc = std::string_view(fmt) == "NHWC";
+            const std::size_t cd = nhwc ? s.dims().size() - 1 : 1;
+            const std::int64_t C = s.dims()[cd];
+            const auto st = row_major_strides(s);
+            for (dtype t : {dtype::float32, dtype::float64, dtype::int32, dtype::int64}) {
+                const bool is_int = t == dtype::int32 || t == dtype::int64;
+                auto xv = noise(static_cast<std::size_t>(s.num_elements()), -9, 9, 71);
+                auto bv = noise(static_cast<std::size_t>(C), -9, 9, 72);
+                if (is_int) {
+                    for (auto& v : xv) v = std::trunc(v);
+                    for (auto& v : bv) v = std::trunc(v);
+                }
+                tensor x = make(t, s, xv), b = make(t, {C}, bv);
+                xv = values(x);
+                bv = values(b);
+                std::vector<double> want(xv.size()), grad(static_cast<std::size_t>(C), 0.0);
+                for (std::size_t i = 0; i < xv.size(); ++i) {
+                    const auto c = static_cast<std::size_t>(static_cast<std::int64_t>(i) / st[cd] % C);
+                    want[i] = xv[i] + bv[c];
+                    grad[c] += xv[i];
+                }
+                CAPTURE(s.str());
+                CAPTURE(fmt);
+                CAPTURE(dtype_name(t));
+                check_values(ops::bias_add(x, b, fmt), t, s, want, rtol_for(t), is_int ? 0 : 1e-6);
+                check_values(ops::bias_add_grad(x, fmt), t, shape{C}, grad, is_int ? 0 : 1e-5, is_int ? 0 : 1e-5);
+            }
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "array_testing.hpp"
 #include "graft/ops/elementwise.hpp"
@@ -160,6 +161,67 @@ TEST_CASE("LeakyRelu, LogicalNot, NaN handling") {
     check_values(ops::relu6(f64({3}, {nan, 7, 2})), dtype::float64, shape{3}, {nan, 6, 2});
     check_values(ops::softplus(f32({2}, {100, -30})), dtype::float32, shape{2},
                  {100, std::exp(-30.0)}, 1e-5);
+}
+
+// tensorflow/python/kernel_tests/nn_ops/relu_op_test.py: testNpRelu, testNpRelu6, testNpLeakyRelu,
+// testUnexpectedAlphaValue, testNpElu, testNpSelu (inputs and expected arrays as printed there) and
+// testNaNPropagation.
+TEST_CASE("Relu, Relu6, LeakyRelu, Elu, Selu match TF's relu_op_test.py figures") {
+    const std::vector<double> x{-0.9, 0.7, -0.5, 0.3, -0.1, 0.1, -0.3, 0.5, -0.7, 0.9};
+    const std::vector<double> x6{-0.9, 0.7, -0.5, 0.3, 6.0, 0.1, -0.3, 6.5, -0.7, 0.9};
+    const std::vector<double> xa{-0.9, 0.7, -0.5, 0.3, -0.01, 0.1, -0.3, 0.5, -2.7, 0.9};
+    struct fig {
+        const char* name;
+        const std::vector<double>* in;
+        std::function<tensor(const tensor&)> fn;
+        std::vector<double> want;
+        double tol;
+    };
+    const fig figs[] = {
+        {"Relu", &x, [](const tensor& t) { return ops::relu(t); }, {0, 0.7, 0, 0.3, 0, 0.1, 0, 0.5, 0, 0.9}, 0},
+        {"Relu6", &x6, [](const tensor& t) { return ops::relu6(t); }, {0, 0.7, 0, 0.3, 6, 0.1, 0, 6, 0, 0.9}, 0},
+        {"LeakyRelu 0.1", &x, [](const tensor& t) { return ops::leaky_relu(t, 0.1f); },
+         {-0.09, 0.7, -0.05, 0.3, -0.01, 0.1, -0.03, 0.5, -0.07, 0.9}, 1e-6},
+        {"LeakyRelu 10", &xa, [](const tensor& t) { return ops::leaky_relu(t, 10.f); },
+         {-9, 0.7, -5, 0.3, -0.1, 0.1, -3, 0.5, -27, 0.9}, 1e-6},
+        {"LeakyRelu -10", &xa, [](const tensor& t) { return ops::leaky_relu(t, -10.f); },
+         {9, 0.7, 5, 0.3, 0.1, 0.1, 3, 0.5, 27, 0.9}, 1e-6},
+        {"Elu", &x, [](const tensor& t) { return ops::elu(t); },
+         {-0.59343034025, 0.7, -0.39346934028, 0.3, -0.09516258196, 0.1, -0.25918177931, 0.5, -0.5034146962, 0.9},
+         1e-6},
+        {"Selu", &x, [](const tensor& t) { return ops::selu(t); },
+         {-1.0433095, 0.73549069, -0.6917582, 0.3152103, -0.16730527, 0.1050701, -0.45566732, 0.5253505,
+          -0.88505305, 0.9456309},
+         1e-6},
+    };
+    for (const auto& f : figs) {
+        for (dtype t : {dtype::float32, dtype::float64}) {
+            CAPTURE(f.name);
+            CAPTURE(dtype_name(t));
+            tensor in = make(t, {2, 5}, *f.in);
+            // Exact ops (Relu, Relu6) return the input element itself: compare with it, not with 0.7.
+            std::vector<double> want = f.want;
+            if (f.tol == 0) {
+                auto iv = values(in);
+                for (std::size_t i = 0; i < want.size(); ++i)
+                    if (want[i] != 0 && want[i] != 6) want[i] = iv[i];
+            }
+            check_values(f.fn(in), t, shape{2, 5}, want, f.tol, f.tol);
+        }
+    }
+    const double nan = std::nan("");
+    for (dtype t : {dtype::float32, dtype::float64}) {
+        check_values(ops::relu(make(t, {4}, {-1, nan, 1, nan})), t, shape{4}, {0, nan, 1, nan});
+        check_values(ops::relu6(make(t, {5}, {-1, nan, 1, 7, nan})), t, shape{5}, {0, nan, 1, 6, nan});
+        check_values(ops::leaky_relu(make(t, {4}, {-1, nan, 1, nan}), 0.2f), t, shape{4}, {-0.2, nan, 1, nan}, 1e-6);
+        check_values(ops::elu(make(t, {4}, {-1, nan, 1, nan})), t, shape{4}, {std::expm1(-1.0), nan, 1, nan}, 1e-6);
+    }
+    // testNumbersCPU's integer inputs for Relu/Relu6/LeakyRelu (alpha 0.2) against its NumPy formulas.
+    for (dtype t : {dtype::int32, dtype::int64}) {
+        tensor xi = make(t, {2, 5}, {-9, 7, -5, 3, -1, 1, -3, 5, -7, 9});
+        check_values(ops::relu(xi), t, shape{2, 5}, {0, 7, 0, 3, 0, 1, 0, 5, 0, 9});
+        check_values(ops::relu6(xi), t, shape{2, 5}, {0, 6, 0, 3, 0, 1, 0, 5, 0, 6});
+    }
 }
 
 namespace {

@@ -180,3 +180,19 @@ TEST_CASE("nn DepthwiseConv2dNative: reference convolution and finite-difference
     CHECK_THROWS_WITH_AS(ops::depthwise_conv2d_native(tensor(dtype::float32, {1, 4, 4, 2}), tensor(dtype::float32, {3, 3, 3, 1}), {}),
                          doctest::Contains("DepthwiseConv2dNative: filter in_channels 3 != input channels 2"), shape_error);
 }
+
+TEST_CASE("nn DepthwiseConv2dNative: TF's depthwise_conv_op_base.py hand-computed figures, both layouts") {
+    // tensorflow/python/kernel_tests/nn_ops/depthwise_conv_op_base.py (testConv2D2x2Filter,
+    // _VerifyHandValues): input [1,2,3,2] and filter [2,2,2,2] are 1, 2, 3, ...; stride 1, VALID.
+    const std::vector<double> expected{196, 216, 272, 296, 252, 280, 344, 376};
+    for (dtype t : {dtype::float32, dtype::float64})
+        for (bool nhwc : {true, false}) {
+            const tensor x = iota_tensor(t, {1, 2, 3, 2}), f = iota_tensor(t, {2, 2, 2, 2});
+            ops::conv2d_params p{.strides = {1, 1, 1, 1}, .padding = "VALID"};
+            if (!nhwc) p = nchw_params(p);
+            const tensor y = ops::depthwise_conv2d_native(nhwc ? x : test::to_nchw(x), f, p);
+            INFO("nhwc " << nhwc);
+            CHECK(y.shape() == (nhwc ? shape{1, 1, 2, 4} : shape{1, 4, 1, 2}));
+            CHECK(test::values(nhwc ? y : test::to_nhwc(y)) == expected);
+        }
+}

@@ -172,3 +172,42 @@ TEST_CASE("nn pooling: errors name the op and the shapes") {
                          shape_error);
     CHECK_THROWS_AS(ops::avg_pool_grad(shape{1, 4, 4, 1}, tensor(dtype::float32, {1, 3, 3, 1}), p), shape_error);
 }
+
+TEST_CASE("nn MaxPoolGrad: TF's pooling_ops_test.py direct figures (ties and NaN inputs route to the first)") {
+    // tensorflow/python/kernel_tests/nn_ops/pooling_ops_test.py: _testMaxPoolGradDirect1_1, 1_2, 1_3
+    // and _testMaxPoolGradDirectWithNans2_1 / 2_2 (the CPU kernel's expected_input_backprop_tf_cpu).
+    const double nan = std::nan("");
+    struct direct {
+        std::vector<double> input, output_backprop, expected;
+        shape out;
+        std::int64_t k;
+        const char* padding;
+    };
+    const std::vector<double> ones(16, 1.0), nans(16, nan);
+    const std::vector<double> checker{1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 1};
+    const std::vector<double> bp9{11, 12, 13, 15, 16, 17, 19, 20, 21};
+    const std::vector<direct> cases = {
+        {ones, bp9, {11, 12, 13, 0, 15, 16, 17, 0, 19, 20, 21, 0, 0, 0, 0, 0}, {1, 3, 3, 1}, 2, "VALID"},
+        {checker, bp9, {11, 0, 25, 0, 0, 31, 0, 17, 19, 0, 41, 0, 0, 0, 0, 0}, {1, 3, 3, 1}, 2, "VALID"},
+        {checker, {11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26},
+         {54, 0, 62, 0, 0, 60, 0, 22, 47, 0, 51, 0, 0, 0, 0, 0}, {1, 4, 4, 1}, 3, "SAME"},
+        {nans, bp9, {11, 12, 13, 0, 15, 16, 17, 0, 19, 20, 21, 0, 0, 0, 0, 0}, {1, 3, 3, 1}, 2, "VALID"},
+        {nans, {nan, 12, 13, 15, nan, 17, 19, 20, nan},
+         {nan, 12, 13, 0, 15, nan, 17, 0, 19, 20, nan, 0, 0, 0, 0, 0}, {1, 3, 3, 1}, 2, "VALID"},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i)
+        for (dtype t : {dtype::float32, dtype::float64}) {
+            const auto& c = cases[i];
+            const auto p = params(c.k, c.k, 1, 1, c.padding, true);
+            const tensor x = test::from_values(t, {1, 4, 4, 1}, c.input);
+            const tensor y = ops::max_pool(x, p);
+            REQUIRE(y.shape() == c.out);
+            const auto got = test::values(ops::max_pool_grad(x, y, test::from_values(t, c.out, c.output_backprop), p));
+            INFO("case " << i << " " << dtype_name(t));
+            REQUIRE(got.size() == c.expected.size());
+            for (std::size_t j = 0; j < got.size(); ++j) {
+                INFO("element " << j);
+                CHECK((std::isnan(c.expected[j]) ? std::isnan(got[j]) : got[j] == c.expected[j]));
+            }
+        }
+}

@@ -147,3 +147,52 @@ TEST_CASE("nn apply ops: errors name the op and the input") {
                                        tensor(dtype::int32, {4})),
                     invalid_argument_error);
 }
+
+TEST_CASE("nn ApplyGradientDescent / ApplyMomentum / ApplyAdagrad: TF's optimizer test figures") {
+    // var0 = [1, 2], var1 = [3, 4], grads0 = [0.1, 0.1], grads1 = [0.01, 0.01] in all three tests.
+    for (dtype t : {dtype::float32, dtype::float64}) {
+        INFO(dtype_name(t));
+        const double tol = t == dtype::float32 ? 1e-6 : 1e-12;
+        // tensorflow/python/training/gradient_descent_test.py testBasic: one step at lr 3.0.
+        {
+            const tensor v0 = vals(t, {1, 2}), v1 = vals(t, {3, 4});
+            ops::apply_gradient_descent(v0, scal(t, 3.0), vals(t, {0.1, 0.1}));
+            ops::apply_gradient_descent(v1, scal(t, 3.0), vals(t, {0.01, 0.01}));
+            check_close(v0, vals(dtype::float64, {1.0 - 3.0 * 0.1, 2.0 - 3.0 * 0.1}), tol, tol, "sgd var0");
+            check_close(v1, vals(dtype::float64, {3.0 - 3.0 * 0.01, 4.0 - 3.0 * 0.01}), tol, tol, "sgd var1");
+        }
+        // tensorflow/python/training/momentum_test.py doTestBasic: lr 2.0, momentum 0.9, two steps.
+        {
+            const tensor v0 = vals(t, {1, 2}), v1 = vals(t, {3, 4}), a0 = vals(t, {0, 0}), a1 = vals(t, {0, 0});
+            auto step = [&] {
+                ops::apply_momentum(v0, a0, scal(t, 2.0), vals(t, {0.1, 0.1}), scal(t, 0.9));
+                ops::apply_momentum(v1, a1, scal(t, 2.0), vals(t, {0.01, 0.01}), scal(t, 0.9));
+            };
+            step();
+            check_close(a0, vals(dtype::float64, {0.1, 0.1}), tol, tol, "momentum slot0 step 1");
+            check_close(v0, vals(dtype::float64, {1.0 - (0.1 * 2.0), 2.0 - (0.1 * 2.0)}), tol, tol, "var0 step 1");
+            check_close(v1, vals(dtype::float64, {3.0 - (0.01 * 2.0), 4.0 - (0.01 * 2.0)}), tol, tol, "var1 step 1");
+            step();
+            check_close(a0, vals(dtype::float64, {0.9 * 0.1 + 0.1, 0.9 * 0.1 + 0.1}), tol, tol, "slot0 step 2");
+            check_close(a1, vals(dtype::float64, {0.9 * 0.01 + 0.01, 0.9 * 0.01 + 0.01}), tol, tol, "slot1 step 2");
+            check_close(v0,
+                        vals(dtype::float64, {1.0 - (0.1 * 2.0) - ((0.9 * 0.1 + 0.1) * 2.0),
+                                              2.0 - (0.1 * 2.0) - ((0.9 * 0.1 + 0.1) * 2.0)}),
+                        tol, tol, "var0 step 2");
+            check_close(v1,
+                        vals(dtype::float64, {2.98 - ((0.9 * 0.01 + 0.01) * 2.0), 3.98 - ((0.9 * 0.01 + 0.01) * 2.0)}),
+                        tol, tol, "var1 step 2");
+        }
+        // tensorflow/python/training/adagrad_test.py doTestBasic: lr 3.0, initial accumulator 0.1,
+        // three steps (figures given to float32 precision).
+        {
+            const tensor v0 = vals(t, {1, 2}), v1 = vals(t, {3, 4}), a0 = vals(t, {0.1, 0.1}), a1 = vals(t, {0.1, 0.1});
+            for (int i = 0; i < 3; ++i) {
+                ops::apply_adagrad(v0, a0, scal(t, 3.0), vals(t, {0.1, 0.1}));
+                ops::apply_adagrad(v1, a1, scal(t, 3.0), vals(t, {0.01, 0.01}));
+            }
+            check_close(v0, vals(dtype::float64, {-1.6026098728179932, -0.6026098728179932}), 1e-6, 1e-6, "adagrad var0");
+            check_close(v1, vals(dtype::float64, {2.715679168701172, 3.715679168701172}), 1e-6, 1e-6, "adagrad var1");
+        }
+    }
+}
