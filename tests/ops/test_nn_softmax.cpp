@@ -130,6 +130,20 @@ TEST_CASE("nn softmax cross-entropy: backprop equals the finite-difference gradi
     check_close(want, num_s, 1e-6, 1e-8, "sparse");
 }
 
+TEST_CASE("nn SparseSoftmaxCrossEntropyWithLogits: TF's figures") {
+    // tensorflow/python/kernel_tests/sparse_ops/sparse_xent_op_test_base.py testNpXent: labels [3, 0]
+    // on logits [[1,1,1,1],[1,2,3,4]]: loss [1.3862, 3.4420], backprop rows [0.25,0.25,0.25,-0.75] and
+    // [-0.968,0.087,0.237,0.6439] (to 1e-3).
+    for (dtype t : {dtype::float32, dtype::float64})
+        for (dtype lt : {dtype::int32, dtype::int64}) {
+            const auto r = ops::sparse_softmax_cross_entropy_with_logits(from_values(t, {2, 4}, {1, 1, 1, 1, 1, 2, 3, 4}),
+                                                                         from_values(lt, {2}, {3, 0}));
+            check_close(r.loss, from_values(t, {2}, {1.3862, 3.4420}), 1e-3, 1e-3, "loss");
+            check_close(r.backprop, from_values(t, {2, 4}, {0.25, 0.25, 0.25, -0.75, -0.968, 0.087, 0.237, 0.6439}), 1e-3,
+                        1e-3, "backprop");
+        }
+}
+
 TEST_CASE("nn SparseSoftmaxCrossEntropyWithLogits: equals the dense op on one-hot labels; label errors") {
     const tensor logits = random_tensor(dtype::float32, {4, 6}, 121, -4, 4);
     const std::vector<std::int32_t> ids = {5, 0, 3, 3};
