@@ -174,3 +174,131 @@ TEST_CASE("two sessions share variables only when given the same store") {
     CHECK(b.run({}, {"w"})[0].scalar<float>()() == 4.f);
     CHECK_THROWS_AS(c.run({}, {"w"}), graft::graph_error);
 }
+
+namespace {
+// Builds what tf.while_loop writes for `while (i < limit) { i += 1; acc = body(i, acc); }`:
+// Enter / Merge / LoopCond / Switch / Identity / NextIteration / Exit in frame `p`. `limit` enters as
+// a loop invariant. Returns the two Exit nodes (i, acc).
+template <class Body>
+std::pair<std::string, std::string> counting_loop(graft::graph& g, const std::string& p, graft::endpoint i0,
+                                                  graft::endpoint acc0, graft::endpoint limit, dtype acc_t, Body body) {
+    auto enter = [&](const std::string& name, graft::endpoint in, dtype t, bool constant) {
+        node n(p + "/" + name, "Enter", {in});
+        n.attrs.set("T", t);
+        n.attrs.set("frame_name", p);
+        n.attrs.set("is_constant", constant);
+        n.attrs.set("parallel_iterations", 10);
+        g.add_node(std::move(n));
+    };
+    enter("Enter", i0, dtype::int32, false);
+    enter("Enter_1", acc0, acc_t, false);
+    enter("limit", limit, dtype::int32, true);
+    auto merge = [&](const std::string& name, const std::string& a, const std::string& b, dtype t) {
+        node n(p + "/" + name, "Merge", {{p + "/" + a, 0}, {p + "/" + b, 0}});
+        n.attrs.set("T", t);
+        n.attrs.set("N", 2);
+        g.add_node(std::move(n));
+    };
+    merge("Merge", "Enter", "NextIteration", dtype::int32);
+    merge("Merge_1", "Enter_1", "NextIteration_1", acc_t);
+    g.add_node(op(p + "/Less", "Less", {{p + "/Merge", 0}, {p + "/limit", 0}}, dtype::int32));
+    g.add_node(node(p + "/LoopCond", "LoopCond", {{p + "/Less", 0}}));
+    g.add_node(op(p + "/Switch", "Switch", {{p + "/Merge", 0}, {p + "/LoopCond", 0}}, dtype::int32));
+    g.add_node(op(p + "/Switch_1", "Switch", {{p + "/Merge_1", 0}, {p + "/LoopCond", 0}}, acc_t));
+    g.add_node(op(p + "/Identity", "Identity", {{p + "/Switch", 1}}, dtype::int32));
+    g.add_node(op(p + "/Identity_1", "Identity", {{p + "/Switch_1", 1}}, acc_t));
+    node one = constant(p + "/one", tensor::scalar_of<std::int32_t>(1));
+    one.control_inputs = {p + "/Identity"};
+    g.add_node(std::move(one));
+    g.add_node(op(p + "/add", "AddV2", {{p + "/Identity", 0}, {p + "/one", 0}}, dtype::int32));
+    graft::endpoint next_acc = body(graft::endpoint{p + "/Identity", 0}, graft::endpoint{p + "/Identity_1", 0});
+    g.add_node(op(p + "/NextIteration", "NextIteration", {{p + "/add", 0}}, dtype::int32));
+    g.add_node(op(p + "/NextIteration_1", "NextIteration", {next_acc}, acc_t));
+    g.add_node(op(p + "/Exit", "Exit", {{p + "/Switch", 0}}, dtype::int32));
+    g.add_node(op(p + "/Exit_1", "Exit", {{p + "/Switch_1", 0}}, acc_t));
+    return {p + "/Exit", p + "/Exit_1"};
+}
+}  // namespace
+
+TEST_CASE("while loops: Enter/Merge/Switch/NextIteration/Exit run until LoopCond is false") {
+    graft::graph g;
+    g.add_node(placeholder("limit", dtype::int32, graft::shape{}));
+    g.add_node(placeholder("x", dtype::float32, graft::shape{}));
+    g.add_node(constant("i0", tensor::scalar_of<std::int32_t>(0)));
+    g.add_node(constant("acc0", tensor::scalar_of(0.f)));
+    auto [i_out, acc_out] = counting_loop(g, "while", {"i0", 0}, {"acc0", 0}, {"limit", 0}, dtype::float32,
+                                          [&](graft::endpoint, graft::endpoint acc) {
+                                              node e("while/x", "Enter", {{"x", 0}});
+                                              e.attrs.set("T", dtype::float32);
+                                              e.attrs.set("frame_name", std::string("while"));
+                                              e.attrs.set("is_constant", true);
+                                              g.add_node(std::move(e));
+                                              g.add_node(op("while/acc", "AddV2", {acc, {"while/x", 0}}));
+                                              return graft::endpoint{"while/acc", 0};
+                                          });
+    g.add_node(op("result", "Mul", {{acc_out, 0}, {"x", 0}}));
+    graft::exec::session s(g);
+    auto run = [&](int limit, float x) {
+        return s.run({{"limit", tensor::scalar_of<std::int32_t>(limit)}, {"x", tensor::scalar_of(x)}},
+                     {i_out + ":0", acc_out + ":0", "result:0"});
+    };
+    auto out = run(10, 2.5f);
+    CHECK(out[0].scalar<std::int32_t>()() == 10);
+    CHECK(out[1].scalar<float>()() == 25.f);
+    CHECK(out[2].scalar<float>()() == 62.5f);
+    out = run(0, 2.5f);  // zero iterations: the Exits carry the initial values
+    CHECK(out[0].scalar<std::int32_t>()() == 0);
+    CHECK(out[1].scalar<float>()() == 0.f);
+    out = run(3, -1.f);
+    CHECK(out[0].scalar<std::int32_t>()() == 3);
+    CHECK(out[1].scalar<float>()() == -3.f);
+}
+
+TEST_CASE("while loops: a loop nested in another loop's body") {
+    // for (i = 0; i < n; ++i) for (j = 0; j < i; ++j) acc += 1  ->  acc = n (n - 1) / 2
+    graft::graph g;
+    g.add_node(placeholder("n", dtype::int32, graft::shape{}));
+    g.add_node(constant("i0", tensor::scalar_of<std::int32_t>(0)));
+    g.add_node(constant("acc0", tensor::scalar_of<std::int32_t>(0)));
+    auto [i_out, acc_out] = counting_loop(
+        g, "outer", {"i0", 0}, {"acc0", 0}, {"n", 0}, dtype::int32, [&](graft::endpoint i, graft::endpoint acc) {
+            node j0 = constant("outer/j0", tensor::scalar_of<std::int32_t>(0));
+            j0.control_inputs = {"outer/Identity"};
+            g.add_node(std::move(j0));
+            auto inner = counting_loop(g, "outer/inner", {"outer/j0", 0}, acc, i, dtype::int32,
+                                       [&](graft::endpoint, graft::endpoint a) {
+                                           node one = constant("outer/inner/one_acc", tensor::scalar_of<std::int32_t>(1));
+                                           one.control_inputs = {"outer/inner/Identity"};
+                                           g.add_node(std::move(one));
+                                           g.add_node(op("outer/inner/acc", "AddV2", {a, {"outer/inner/one_acc", 0}},
+                                                         dtype::int32));
+                                           return graft::endpoint{"outer/inner/acc", 0};
+                                       });
+            return graft::endpoint{inner.second, 0};
+        });
+    graft::exec::session s(g);
+    for (int n : {0, 1, 2, 5, 9}) {
+        CAPTURE(n);
+        auto out = s.run({{"n", tensor::scalar_of<std::int32_t>(n)}}, {i_out + ":0", acc_out + ":0"});
+        CHECK(out[0].scalar<std::int32_t>()() == n);
+        CHECK(out[1].scalar<std::int32_t>()() == n * (n - 1) / 2);
+    }
+    const auto& p = s.prepare({"n"}, {acc_out + ":0"}, {});
+    REQUIRE(p.loops.size() == 2);
+    CHECK(p.loops[1].parent == 0);
+    CHECK(p.loops[0].begin < p.loops[1].begin);
+    CHECK(p.loops[1].end <= p.loops[0].end);
+}
+
+TEST_CASE("while loops: a loop without its LoopCond in the run is refused with the frame's name") {
+    graft::graph g;
+    g.add_node(constant("v", tensor::scalar_of(1.f)));
+    node e("loop/Enter", "Enter", {{"v", 0}});
+    e.attrs.set("T", dtype::float32);
+    e.attrs.set("frame_name", std::string("loop"));
+    g.add_node(std::move(e));
+    g.add_node(op("loop/Exit", "Exit", {{"loop/Enter", 0}}));
+    graft::exec::session s(g);
+    CHECK_THROWS_WITH_AS(s.run({}, {"loop/Exit:0"}), doctest::Contains("while loop 'loop' has no LoopCond"),
+                         graft::graph_error);
+}

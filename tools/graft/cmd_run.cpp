@@ -7,17 +7,19 @@
 #include "commands.hpp"
 #include "graft/core.hpp"
 #include "graft/exec/model.hpp"
+#include "graft/ops/reduce.hpp"
 
 namespace {
 
 struct run_args {
-    std::string model, ckpt, signature, out_dir;
+    std::string model, ckpt, signature, out_dir, labels;
     std::vector<std::string> feeds, fetches, targets, tags;
     int repeat = 1;
 };
 
 // "x=@file.npy" or "x=[1,2,5]" (float32) or "x=3" (float32 scalar); an int literal list with a
-// trailing ":int32"/":int64" picks that dtype: "n=[1,2]:int32".
+// trailing ":int32"/":int64" picks that dtype: "n=[1,2]:int32"; "p=some/text:string" is a scalar
+// string (e.g. a checkpoint prefix for a Saver's save/Const).
 std::pair<std::string, graft::tensor> parse_feed(const std::string& spec) {
     auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -26,6 +28,9 @@ std::pair<std::string, graft::tensor> parse_feed(const std::string& spec) {
     }
     std::string name = spec.substr(0, eq), val = spec.substr(eq + 1);
     if (!val.empty() && val[0] == '@') return {name, graft::read_npy(val.substr(1))};
+    if (val.size() >= 7 && val.compare(val.size() - 7, 7, ":string") == 0) {
+        return {name, graft::tensor::scalar_of(val.substr(0, val.size() - 7))};
+    }
     graft::dtype t = graft::dtype::float32;
     if (auto colon = val.rfind(':'); colon != std::string::npos &&
         (val.find(']') == std::string::npos || val.find(']') < colon)) {
@@ -51,6 +56,29 @@ std::pair<std::string, graft::tensor> parse_feed(const std::string& spec) {
     if (!list && nums.size() != 1) throw graft::invalid_argument_error("--feed " + name + ": expected one number");
     auto d = graft::tensor::from_vector<double>(s, nums);
     return {name, graft::cast(d, t)};
+}
+
+// Classification accuracy of the first fetch: argmax over its last axis against labels (class ids
+// of any integer dtype, or one-hot rows).
+void report_accuracy(const graft::tensor& logits, const std::string& labels_path, const std::string& fetch) {
+    graft::tensor labels = graft::read_npy(labels_path);
+    if (logits.shape().rank() != 2) {
+        throw graft::shape_error("--labels: fetch '" + fetch + "' is " + logits.describe() + ", expected [batch, classes]",
+                                 graft::location::at_tensor(fetch));
+    }
+    if (labels.shape().rank() == 2) labels = graft::ops::arg_max(labels, 1);
+    const std::int64_t n = logits.shape().dim(0);
+    if (labels.num_elements() != n) {
+        throw graft::shape_error(graft::detail::cat("--labels ", labels_path, " has ", labels.num_elements(),
+                                                    " labels but '", fetch, "' has ", n, " rows"),
+                                 graft::location::in_file(labels_path));
+    }
+    graft::tensor pred = graft::ops::arg_max(logits, 1);
+    graft::tensor want = graft::cast(labels, graft::dtype::int64);
+    std::int64_t correct = 0;
+    for (std::int64_t i = 0; i < n; ++i) correct += pred.flat<std::int64_t>()(i) == want.flat<std::int64_t>()(i);
+    std::cout << "accuracy " << static_cast<double>(correct) / static_cast<double>(n) << " (" << correct << "/" << n
+              << " argmax of " << fetch << " equal to " << labels_path << ")\n";
 }
 
 void run_model(const run_args& a) {
@@ -86,6 +114,7 @@ void run_model(const run_args& a) {
             std::cout << "  -> " << p << "\n";
         }
     }
+    if (!a.labels.empty()) report_accuracy(out.at(0), a.labels, fetches.at(0));
     if (a.repeat > 1) std::cout << "mean run time: " << dt / a.repeat << " ms over " << a.repeat << " runs\n";
 }
 
@@ -100,6 +129,7 @@ void add_run(CLI::App& app) {
     cmd->add_option("--target", a.targets, "Op to run for its effect (e.g. init, train)");
     cmd->add_option("--tag", a.tags, "SavedModel MetaGraph tag (default serve)");
     cmd->add_option("--out", a.out_dir, "Folder to write each fetched tensor as <name>.npy");
+    cmd->add_option("--labels", a.labels, "Class labels .npy: print the argmax accuracy of the first fetch");
     cmd->add_option("--repeat", a.repeat, "Run N times and report the mean time")->capture_default_str();
     cmd->callback([] { run_model(a); });
 }

@@ -67,7 +67,10 @@ public:
     /// Input i if the kernel may overwrite its buffer (nobody else holds it), else an invalid tensor.
     [[nodiscard]] tensor forwardable_input(int i) const {
         const value& v = raw_input(i);
-        if (v.var || !v.t.valid() || !forwardable_[static_cast<std::size_t>(i)]) return {};
+        if (v.var || !v.t.valid() || static_cast<std::size_t>(i) >= forwardable_.size() ||
+            !forwardable_[static_cast<std::size_t>(i)]) {
+            return {};
+        }
         return v.t.buffer_unique() ? v.t : tensor{};
     }
 
@@ -96,7 +99,8 @@ public:
     }
 
     /// Set by the executor: input i is read by no later step (its buffer may be reused).
-    void set_forwardable(std::vector<char> f) { forwardable_ = std::move(f); }
+    /// The span must outlive the kernel call (the plan owns it).
+    void set_forwardable(std::span<const char> f) { forwardable_ = f; }
 
 private:
     value& out(int i) {
@@ -108,7 +112,7 @@ private:
     std::span<value*> inputs_;
     std::vector<value>& outputs_;
     session_state& state_;
-    std::vector<char> forwardable_;
+    std::span<const char> forwardable_;
 };
 
 template <class T>

@@ -76,9 +76,10 @@ inline restore_report restore_variables(session& s, const std::vector<variable_i
 class model_runner {
 public:
     model_runner(graph g, std::vector<variable_info> vars, std::map<std::string, endpoint> inputs = {},
-                 std::map<std::string, endpoint> outputs = {})
+                 std::map<std::string, endpoint> outputs = {},
+                 std::map<std::string, signature_def> signatures = {})
         : session_(std::make_unique<session>(std::move(g))), vars_(std::move(vars)),
-          inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+          inputs_(std::move(inputs)), outputs_(std::move(outputs)), signatures_(std::move(signatures)) {}
 
     /// Restores the variables from `prefix` (see restore_variables).
     restore_report restore(const std::string& prefix, bool strict = true) {
@@ -93,6 +94,42 @@ public:
         for (auto& k : fetches) out.push_back(resolve(outputs_, k));
         return session_->run(f, out, targets);
     }
+    /// Calls signature `key` of a whole-graph runner (TF1 SavedModels: every signature names tensors
+    /// of the one graph, so all calls share this session's variables). Feeds and the returned map
+    /// are keyed by the signature's input/output keys. Throws not_found_error for an unknown
+    /// signature or input key (listing the known ones), and what run() throws.
+    std::map<std::string, tensor> call(const std::string& key, const std::map<std::string, tensor>& feeds = {}) {
+        auto it = signatures_.find(key);
+        if (it == signatures_.end()) {
+            std::string keys;
+            for (auto& [k, v] : signatures_) keys += (keys.empty() ? "" : ", ") + k;
+            throw not_found_error("no signature '" + key + "' in this runner", {},
+                                  keys.empty() ? "this runner has no signatures: make it with model::runner(key)"
+                                               : "signatures: " + keys);
+        }
+        const signature_def& sig = it->second;
+        session::feed_list f;
+        for (auto& [k, t] : feeds) {
+            auto in = sig.inputs.find(k);
+            if (in == sig.inputs.end()) {
+                std::string keys;
+                for (auto& [ik, iv] : sig.inputs) keys += (keys.empty() ? "" : ", ") + ik;
+                throw not_found_error("signature '" + key + "' has no input '" + k + "'", location::at_tensor(k),
+                                      keys.empty() ? "it takes no inputs" : "inputs: " + keys);
+            }
+            f.emplace_back(in->second.tensor().str(), t);
+        }
+        std::vector<std::string> names, keys;
+        for (auto& [k, info] : sig.outputs) {
+            keys.push_back(k);
+            names.push_back(info.tensor().str());
+        }
+        auto out = session_->run(f, names);
+        std::map<std::string, tensor> result;
+        for (std::size_t i = 0; i < keys.size(); ++i) result.emplace(keys[i], std::move(out[i]));
+        return result;
+    }
+    [[nodiscard]] const std::map<std::string, signature_def>& signatures() const { return signatures_; }
     [[nodiscard]] session& sess() { return *session_; }
     [[nodiscard]] const std::map<std::string, endpoint>& inputs() const { return inputs_; }
     [[nodiscard]] const std::map<std::string, endpoint>& outputs() const { return outputs_; }
@@ -106,6 +143,7 @@ private:
     std::unique_ptr<session> session_;
     std::vector<variable_info> vars_;
     std::map<std::string, endpoint> inputs_, outputs_;
+    std::map<std::string, signature_def> signatures_;
 };
 
 /// A model file loaded: its MetaGraph (a bare GraphDef becomes a MetaGraph with just the graph),
@@ -120,14 +158,16 @@ struct model {
     [[nodiscard]] bool is_saved_model() const { return !variables_prefix.empty(); }
 
     /// A runner for signature `key` (TF2 function calls inlined), or the whole graph when `key` is
-    /// empty. A SavedModel's variables are restored when it has any. Throws not_found_error for an
+    /// empty (then `call(signature)` runs any of the MetaGraph's signatures whose tensors are in
+    /// the graph, all in one session). A SavedModel's variables are restored when it has any. Throws not_found_error for an
     /// unknown signature, and what loading/restoring throws.
     [[nodiscard]] model_runner runner(const std::string& key = {}) const {
         std::unique_ptr<model_runner> r;
         if (key.empty()) {
             graph g = mg.graph;
             inline_functions(g);
-            r = std::make_unique<model_runner>(std::move(g), variables);
+            r = std::make_unique<model_runner>(std::move(g), variables, std::map<std::string, endpoint>{},
+                                               std::map<std::string, endpoint>{}, mg.signatures);
         } else {
             auto sig = signature_graph(mg, key, /*prune_graph=*/false);
             r = std::make_unique<model_runner>(std::move(sig.graph), variables, sig.inputs, sig.outputs);

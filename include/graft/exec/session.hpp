@@ -67,7 +67,20 @@ struct plan {
         std::vector<char> last_use;       ///< per input: this step is the slot's last reader
         bool is_merge = false;
     };
+    /// A while loop (one TF frame): steps [begin, end) run once per iteration until the LoopCond
+    /// step's output is false. Nested loops are sub-ranges with their own entry.
+    struct loop {
+        std::string frame;
+        int parent = -1;                  ///< enclosing loop, -1 at top level
+        int begin = 0, end = 0;           ///< step range, contiguous
+        int cond_step = -1;               ///< the LoopCond
+        std::vector<int> enter_steps;     ///< non-constant Enters: dead after the first iteration
+        std::vector<int> constant_enter_steps;  ///< loop invariants: computed once
+        std::vector<int> next_iteration_steps;  ///< dead before the first iteration
+    };
     std::vector<step> steps;
+    std::vector<loop> loops;              ///< outer loops before the loops they contain
+    std::vector<int> loop_starting_at;    ///< per step: outermost loop whose range starts there, or -1
     int num_slots = 0;
     std::vector<std::pair<int, int>> feeds;   ///< (slot, index into the feed list)
     std::vector<int> fetches;                 ///< slot per fetch

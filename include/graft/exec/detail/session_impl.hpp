@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,9 +27,159 @@ inline std::string target_name(const std::string& t) {
     return e.node;
 }
 
-inline bool is_loop_op(std::string_view op) {
-    return op == "Enter" || op == "Exit" || op == "NextIteration" || op == "LoopCond" || op == "RefEnter" ||
-           op == "RefExit" || op == "RefNextIteration";
+inline bool is_enter(std::string_view op) { return op == "Enter" || op == "RefEnter"; }
+inline bool is_exit(std::string_view op) { return op == "Exit" || op == "RefExit"; }
+inline bool is_next_iteration(std::string_view op) { return op == "NextIteration" || op == "RefNextIteration"; }
+
+/// Kahn's algorithm over items 0..n-1 with edges succ; ties go to the smaller item. Returns the
+/// order, shorter than n when the items form a cycle (indeg then says which are on it).
+inline std::vector<int> kahn_order(std::size_t n, const std::vector<std::vector<int>>& succ, std::vector<int>& indeg) {
+    std::set<int> ready;
+    for (std::size_t i = 0; i < n; ++i) if (indeg[i] == 0) ready.insert(static_cast<int>(i));
+    std::vector<int> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+        int i = *ready.begin();
+        ready.erase(ready.begin());
+        order.push_back(i);
+        for (int s : succ[static_cast<std::size_t>(i)]) if (--indeg[static_cast<std::size_t>(s)] == 0) ready.insert(s);
+    }
+    return order;
+}
+
+/// Groups the nodes of each while loop (TF frame) into one contiguous step range, nested loops
+/// inside their parent's range, and fills p.loops. `topo` is a valid order of the needed nodes
+/// with back edges ignored. Frames follow TF: an Enter opens the frame named by its frame_name
+/// (within its input's frame), an Exit's consumers are back in the parent frame, every other node
+/// is in the innermost frame of its inputs. Throws graph_error for a loop without a LoopCond or
+/// a loop whose collapsed dependencies form a cycle.
+template <class FeedIndex>
+std::vector<const node*> order_loops(const graph& g, const std::vector<const node*>& topo, const FeedIndex& feed_index,
+                                     plan& p) {
+    struct frame { int parent = -1; int depth = 0; std::string name; const node* first_enter = nullptr; };
+    std::vector<frame> frames{frame{}};
+    std::map<std::pair<int, std::string>, int> frame_ids;
+    std::unordered_map<const node*, int> frame_of, pos;
+    for (std::size_t i = 0; i < topo.size(); ++i) pos[topo[i]] = static_cast<int>(i);
+    auto source_frame = [&](const node* src) -> int {
+        auto it = frame_of.find(src);
+        if (it == frame_of.end()) return 0;
+        int f = it->second;
+        return is_exit(src->op) ? std::max(frames[static_cast<std::size_t>(f)].parent, 0) : f;
+    };
+    for (const node* n : topo) {
+        int f = 0;
+        auto consider = [&](const node* src) {
+            if (!src || is_next_iteration(src->op)) return;
+            int sf = source_frame(src);
+            if (frames[static_cast<std::size_t>(sf)].depth > frames[static_cast<std::size_t>(f)].depth) f = sf;
+        };
+        for (auto& in : n->inputs) if (!feed_index.count(in)) consider(g.find(in.node));
+        for (auto& c : n->control_inputs) consider(g.find(c));
+        if (is_enter(n->op)) {
+            const attr_value* fn = n->attr("frame_name");
+            std::string name = fn ? fn->s() : std::string();
+            auto [it, fresh] = frame_ids.try_emplace({f, name}, static_cast<int>(frames.size()));
+            if (fresh) frames.push_back(frame{f, frames[static_cast<std::size_t>(f)].depth + 1, name, n});
+            f = it->second;
+        }
+        frame_of[n] = f;
+    }
+    // The item of frame F that node n belongs to: the node itself (n directly in F), the child
+    // frame of F containing n (as -(child+1)), or nullopt when n is outside F.
+    auto item_in = [&](const node* n, int F) -> std::optional<int> {
+        int f = frame_of.at(n);
+        if (f == F) return pos.at(n);
+        while (f > 0 && frames[static_cast<std::size_t>(f)].parent != F) f = frames[static_cast<std::size_t>(f)].parent;
+        if (f <= 0) return std::nullopt;
+        return -(f + 1);
+    };
+    std::vector<const node*> out;
+    out.reserve(topo.size());
+    std::unordered_map<int, int> loop_of_frame;
+    auto emit = [&](auto&& self, int F, int parent_loop) -> void {
+        // Items of F in first-appearance order; edges between them from every member's inputs.
+        std::vector<int> items;
+        std::unordered_map<int, int> index;
+        std::vector<std::vector<const node*>> members;
+        for (const node* n : topo) {
+            auto it = item_in(n, F);
+            if (!it) continue;
+            auto [e, fresh] = index.try_emplace(*it, static_cast<int>(items.size()));
+            if (fresh) { items.push_back(*it); members.emplace_back(); }
+            members[static_cast<std::size_t>(e->second)].push_back(n);
+        }
+        std::vector<std::vector<int>> succ(items.size());
+        std::vector<int> indeg(items.size(), 0);
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            std::set<int> preds;
+            for (const node* n : members[k]) {
+                auto add = [&](const node* src) {
+                    if (!src || is_next_iteration(src->op) || !frame_of.count(src)) return;
+                    auto si = item_in(src, F);
+                    if (!si) return;
+                    int from = index.at(*si);
+                    if (from != static_cast<int>(k)) preds.insert(from);
+                };
+                for (auto& in : n->inputs) if (!feed_index.count(in)) add(g.find(in.node));
+                for (auto& c : n->control_inputs) add(g.find(c));
+            }
+            for (int from : preds) { succ[static_cast<std::size_t>(from)].push_back(static_cast<int>(k)); ++indeg[k]; }
+        }
+        auto order = kahn_order(items.size(), succ, indeg);
+        if (order.size() != items.size()) {
+            const auto& fr = frames[static_cast<std::size_t>(F)];
+            throw graph_error("the while loop '" + fr.name + "' and the nodes around it depend on each other in a cycle",
+                              location::at_node(fr.first_enter ? fr.first_enter->name : std::string()),
+                              "a loop's inputs may not depend on its outputs");
+        }
+        for (int k : order) {
+            int item = items[static_cast<std::size_t>(k)];
+            if (item >= 0) { out.push_back(topo[static_cast<std::size_t>(item)]); continue; }
+            int child = -item - 1;
+            plan::loop lp;
+            lp.frame = frames[static_cast<std::size_t>(child)].name;
+            lp.parent = parent_loop;
+            lp.begin = static_cast<int>(out.size());
+            int L = static_cast<int>(p.loops.size());
+            p.loops.push_back(lp);
+            loop_of_frame[child] = L;
+            self(self, child, L);
+            p.loops[static_cast<std::size_t>(L)].end = static_cast<int>(out.size());
+        }
+    };
+    emit(emit, 0, -1);
+    // What each loop needs at run time, by step index (= position in `out`).
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const node* n = out[i];
+        int f = frame_of.at(n);
+        if (f == 0) continue;
+        auto& lp = p.loops[static_cast<std::size_t>(loop_of_frame.at(f))];
+        int step = static_cast<int>(i);
+        if (n->op == "LoopCond") {
+            if (lp.cond_step >= 0) {
+                throw graph_error("while loop '" + lp.frame + "' has two LoopCond nodes", location::at_node(n->name, n->op));
+            }
+            lp.cond_step = step;
+        } else if (is_enter(n->op)) {
+            const attr_value* c = n->attr("is_constant");
+            (c && c->b() ? lp.constant_enter_steps : lp.enter_steps).push_back(step);
+        } else if (is_next_iteration(n->op)) {
+            lp.next_iteration_steps.push_back(step);
+        }
+    }
+    p.loop_starting_at.assign(out.size(), -1);
+    for (std::size_t L = p.loops.size(); L-- > 0;) {
+        auto& lp = p.loops[L];
+        if (lp.cond_step < 0) {
+            const auto* first = lp.begin < lp.end ? out[static_cast<std::size_t>(lp.begin)] : nullptr;
+            throw graph_error("while loop '" + lp.frame + "' has no LoopCond node in this run",
+                              location::at_node(first ? first->name : lp.frame, first ? first->op : ""),
+                              "fetch the loop's Exit outputs so its condition is part of the run");
+        }
+        p.loop_starting_at[static_cast<std::size_t>(lp.begin)] = static_cast<int>(L);
+    }
+    return out;
 }
 
 }  // namespace impl
@@ -89,11 +241,6 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
     while (!stack.empty()) {
         const node* n = stack.back();
         stack.pop_back();
-        if (impl::is_loop_op(n->op)) {
-            throw unimplemented_error("while loops (Enter/Exit/NextIteration) are not supported by the executor yet",
-                                      location::at_node(n->name, n->op),
-                                      "feed or fetch around the loop, or rewrite it without tf.while_loop");
-        }
         for (auto& in : n->inputs) {
             if (feed_index.count(in)) continue;
             const node* src = g.find(in.node);
@@ -133,41 +280,45 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
         throw unimplemented_error(msg, location::at_node(first_node, first_op), register_kernel_hint());
     }
 
-    // Order: Kahn's algorithm over the needed nodes, ties in graph insertion order.
+    // Order: Kahn's algorithm over the needed nodes, ties in graph insertion order. A while loop's
+    // back edges (NextIteration -> Merge) are not ordering edges.
     std::unordered_map<const node*, int> order_pos;
     std::vector<const node*> in_order;
     for (auto& n : g) if (needed.count(&n)) { order_pos[&n] = static_cast<int>(in_order.size()); in_order.push_back(&n); }
+    auto for_each_source = [&](const node* n, auto&& fn) {
+        for (auto& in : n->inputs) {
+            if (feed_index.count(in)) continue;
+            const node* src = g.find(in.node);
+            if (!impl::is_next_iteration(src->op)) fn(src);
+        }
+        for (auto& c : n->control_inputs) {
+            const node* src = g.find(c);
+            if (!impl::is_next_iteration(src->op)) fn(src);
+        }
+    };
     std::vector<int> indeg(in_order.size(), 0);
     std::vector<std::vector<int>> succ(in_order.size());
+    bool has_loops = false;
     for (std::size_t i = 0; i < in_order.size(); ++i) {
-        const node* n = in_order[i];
-        auto add_edge = [&](const std::string& src_name) {
-            const node* src = g.find(src_name);
+        has_loops |= impl::is_enter(in_order[i]->op);
+        for_each_source(in_order[i], [&](const node* src) {
             auto it = order_pos.find(src);
             if (it == order_pos.end()) return;
             succ[static_cast<std::size_t>(it->second)].push_back(static_cast<int>(i));
             ++indeg[i];
-        };
-        for (auto& in : n->inputs) if (!feed_index.count(in)) add_edge(in.node);
-        for (auto& c : n->control_inputs) add_edge(c);
+        });
     }
-    std::set<int> ready;
-    for (std::size_t i = 0; i < in_order.size(); ++i) if (indeg[i] == 0) ready.insert(static_cast<int>(i));
     std::vector<const node*> topo;
-    while (!ready.empty()) {
-        int i = *ready.begin();
-        ready.erase(ready.begin());
-        topo.push_back(in_order[static_cast<std::size_t>(i)]);
-        for (int s : succ[static_cast<std::size_t>(i)]) if (--indeg[static_cast<std::size_t>(s)] == 0) ready.insert(s);
-    }
+    for (int i : impl::kahn_order(in_order.size(), succ, indeg)) topo.push_back(in_order[static_cast<std::size_t>(i)]);
     if (topo.size() != in_order.size()) {
         std::string cyc;
         for (std::size_t i = 0; i < in_order.size() && cyc.size() < 300; ++i)
             if (indeg[i] > 0) cyc += (cyc.empty() ? "" : ", ") + in_order[i]->name;
         throw graph_error("the nodes needed for this run form a cycle: " + cyc,
                           location::at_node(topo.empty() ? in_order[0]->name : cyc.substr(0, cyc.find(','))),
-                          "break the cycle (only while loops may have back edges)");
+                          "break the cycle (only while loops may have back edges, through NextIteration)");
     }
+    if (has_loops) topo = impl::order_loops(g, topo, feed_index, *p);
 
     // Slots: feeds first, then every step's outputs.
     std::unordered_map<const node*, int> step_of, first_slot;
@@ -212,6 +363,9 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
         }
         for (auto& c : s.n->control_inputs) s.control.push_back(step_of.at(g.find(c)));
     }
+    // Steps inside a loop run many times: they never release what they read.
+    std::vector<char> in_loop(p->steps.size(), 0);
+    for (auto& lp : p->loops) for (int i = lp.begin; i < lp.end; ++i) in_loop[static_cast<std::size_t>(i)] = 1;
     p->pinned.assign(static_cast<std::size_t>(slots), 0);
     for (std::size_t i = 0; i < feed_names.size(); ++i) p->pinned[i] = 1;
     for (auto& e : fetch_eps) {
@@ -226,7 +380,7 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
         for (std::size_t k = 0; k < s.inputs.size(); ++k) {
             auto sl = static_cast<std::size_t>(s.inputs[k]);
             bool dup = std::count(s.inputs.begin(), s.inputs.end(), s.inputs[k]) > 1;
-            s.last_use[k] = !p->pinned[sl] && !dup && last_reader[sl] == static_cast<int>(i);
+            s.last_use[k] = !p->pinned[sl] && !dup && last_reader[sl] == static_cast<int>(i) && !in_loop[i];
         }
     }
 
@@ -272,7 +426,7 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
     std::vector<char> dead(p.steps.size(), 0);
     std::vector<value*> in_ptrs;
     std::vector<value> outs;
-    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    auto exec_step = [&](std::size_t i) {
         const auto& s = p.steps[i];
         in_ptrs.clear();
         bool any_dead = false, all_dead = !s.inputs.empty();
@@ -285,8 +439,8 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
         bool ctrl_dead = false;
         for (int c : s.control) ctrl_dead |= dead[static_cast<std::size_t>(c)] != 0;
         bool is_dead = s.is_merge ? (all_dead || ctrl_dead) : (any_dead || ctrl_dead);
+        dead[i] = is_dead ? 1 : 0;
         if (is_dead) {
-            dead[i] = 1;
             for (int k = 0; k < s.num_outputs; ++k) slots[static_cast<std::size_t>(s.first_output + k)] = value::dead_value();
         } else {
             outs.assign(static_cast<std::size_t>(s.num_outputs), value{});
@@ -314,7 +468,54 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
         for (std::size_t k = 0; k < s.inputs.size(); ++k) {
             if (s.last_use[k]) slots[static_cast<std::size_t>(s.inputs[k])] = value{};
         }
-    }
+    };
+    // Steps [begin, end) of loop `current` (-1: the top level); loops starting inside run whole.
+    std::vector<int> enter_of;
+    auto run_range = [&](auto&& self, int begin, int end, int current) -> void {
+        for (int i = begin; i < end;) {
+            int L = p.loops.empty() ? -1 : p.loop_starting_at[static_cast<std::size_t>(i)];
+            if (L >= 0 && L != current) {
+                const auto& lp = p.loops[static_cast<std::size_t>(L)];
+                auto kill = [&](int step) {
+                    const auto& st = p.steps[static_cast<std::size_t>(step)];
+                    dead[static_cast<std::size_t>(step)] = 1;
+                    for (int k = 0; k < st.num_outputs; ++k)
+                        slots[static_cast<std::size_t>(st.first_output + k)] = value::dead_value();
+                };
+                for (int st : lp.next_iteration_steps) kill(st);
+                if (enter_of.empty()) {  // step -> 1 + the loop whose Enter it is
+                    enter_of.assign(p.steps.size(), 0);
+                    for (std::size_t l = 0; l < p.loops.size(); ++l) {
+                        for (int st : p.loops[l].enter_steps) enter_of[static_cast<std::size_t>(st)] = static_cast<int>(l) + 1;
+                        for (int st : p.loops[l].constant_enter_steps) enter_of[static_cast<std::size_t>(st)] = static_cast<int>(l) + 1;
+                    }
+                }
+                // Iteration 0 runs every step; later ones skip the Enters (invariants keep their
+                // value, the others turn dead so each Merge takes its NextIteration input).
+                self(self, lp.begin, lp.end, L);
+                for (;;) {
+                    const value& c = slots[static_cast<std::size_t>(p.steps[static_cast<std::size_t>(lp.cond_step)].first_output)];
+                    if (c.dead || !c.t.valid() || c.t.num_elements() != 1 || c.t.type() != dtype::bool_ ||
+                        !c.t.data<bool>()[0]) {
+                        break;
+                    }
+                    for (int st : lp.enter_steps) kill(st);
+                    int j = lp.begin;
+                    while (j < lp.end) {
+                        int k = j;
+                        while (k < lp.end && enter_of[static_cast<std::size_t>(k)] != L + 1) ++k;  // up to this loop's next Enter
+                        self(self, j, k, L);
+                        j = k + 1;
+                    }
+                }
+                i = lp.end;
+                continue;
+            }
+            exec_step(static_cast<std::size_t>(i));
+            ++i;
+        }
+    };
+    run_range(run_range, 0, static_cast<int>(p.steps.size()), -1);
 
     std::vector<tensor> result;
     result.reserve(p.fetches.size());

@@ -64,6 +64,12 @@ inline void register_core(kernel_registry& r) {
     r.add("Merge", merge_fn);
     r.add("RefMerge", merge_fn);
 
+    // while loops: the executor runs a frame's steps once per iteration (see session.hpp); these
+    // ops only pass their input on (refs as refs).
+    for (const char* op : {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"}) {
+        r.add(op, [](kernel_context& c) { c.set_output_value(0, c.raw_input(0)); });
+    }
+
     // TF1 ref variables.
     auto var_fn = [](kernel_context& c) { c.set_output_value(0, value::ref(variable_of(c))); };
     r.add("VariableV2", var_fn);
