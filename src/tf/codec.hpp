@@ -4,9 +4,12 @@
 // file offsets, and every field graft does not model kept verbatim in `extra_fields`.
 #pragma once
 
+#include <cstring>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "graft/graph/detail/pb_wire.hpp"
 #include "graft/graph/meta_graph.hpp"
@@ -20,13 +23,70 @@ attr_value decode_attr(reader r);
 void encode_attr(std::string& o, const attr_value& v);
 void decode_attr_entry(reader r, attr_map& into);
 void encode_attr_map(std::string& o, std::uint32_t field, const attr_map& m);
+/// An insert-only hash table from byte strings (views into the file, which outlives it) to T:
+/// open addressing with linear probing, full 64-bit hashes kept in the slots, load <= 1/2.
+template <class T>
+class bytes_table {
+public:
+    static std::uint64_t hash(std::string_view s) noexcept { return graft::detail::name_index::hash(s); }
+    /// The value stored under `key` (whose hash is `h`), or nullptr.
+    T* find(std::string_view key, std::uint64_t h) noexcept {
+        if (slots_.empty()) return nullptr;
+        auto mask = slots_.size() - 1;
+        for (auto i = h & mask;; i = (i + 1) & mask) {
+            const slot& s = slots_[i];
+            if (!s.data) return nullptr;
+            if (s.hash == h && s.size == key.size() && std::memcmp(s.data, key.data(), key.size()) == 0) {
+                return &values_[s.value];
+            }
+        }
+    }
+    /// Stores `v` under `key` (absent); returns the stored value.
+    T& insert(std::string_view key, std::uint64_t h, T v) {
+        if (2 * (values_.size() + 1) > slots_.size()) grow();
+        auto mask = slots_.size() - 1;
+        auto i = h & mask;
+        while (slots_[i].data) i = (i + 1) & mask;
+        slots_[i] = {h, key.data() ? key.data() : "", key.size(), values_.size()};
+        values_.push_back(std::move(v));
+        return values_.back();
+    }
+    void reserve(std::size_t n) {
+        while (slots_.size() < 2 * n) grow();
+    }
+
+private:
+    struct slot {
+        std::uint64_t hash = 0;
+        const char* data = nullptr;
+        std::size_t size = 0;
+        std::size_t value = 0;
+    };
+    void grow() {
+        std::vector<slot> old(slots_.empty() ? 64 : slots_.size() * 2);
+        old.swap(slots_);
+        auto mask = slots_.size() - 1;
+        for (auto& s : old) {
+            if (!s.data) continue;
+            auto i = s.hash & mask;
+            while (slots_[i].data) i = (i + 1) & mask;
+            slots_[i] = s;
+        }
+    }
+    std::vector<slot> slots_;
+    std::deque<T> values_;  // stable addresses
+};
+
 /// Decoded attr values by their serialized bytes, shared across the nodes of one GraphDef: equal
-/// attrs (T, _output_shapes, data_format, ...) are decoded once and share their payload.
+/// attrs (T, _output_shapes, data_format, _class, small tensors, ...) are decoded once and share
+/// their payload, and nodes whose attrs are byte-identical share one attr set.
 struct attr_cache {
-    std::unordered_map<std::string_view, attr_value> values;
-    std::unordered_map<std::string_view, attr_map> maps;  ///< all attrs of a node, by their bytes
+    bytes_table<attr_value> values;
+    bytes_table<attr_map> maps;  ///< all attrs of a node, by their bytes
 };
 node decode_node(reader r, attr_cache* cache = nullptr);
+/// As decode_node, filling `n` (a fresh node) in place.
+void decode_node_into(reader r, attr_cache* cache, node& n);
 void encode_node(std::string& o, const node& n);
 op_def decode_op_def(reader r);
 void encode_op_def(std::string& o, const op_def& d);

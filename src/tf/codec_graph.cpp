@@ -300,106 +300,132 @@ void encode_attr_map(std::string& o, std::uint32_t field, const attr_map& m) {
 
 node decode_node(reader r, attr_cache* cache) {
     node n;
-    std::uint32_t k, t;
-    // count inputs and attrs first, so the vectors are allocated once, and find the attrs' bytes:
-    // a node whose attrs are byte-identical to an earlier node's shares that node's attr set
-    std::string_view attr_bytes;
-    bool shared_attrs = false;
-    {
-        reader pre = r;
-        std::size_t ninputs = 0, nattrs = 0;
-        const char* first = nullptr;
-        const char* last = nullptr;
-        bool contiguous = true;
-        while (true) {
-            const char* at = pre.pos();
-            if (!pre.next(k, t)) break;
-            ninputs += k == 3;
-            pre.skip(t);
-            if (k == 5) {
-                ++nattrs;
-                if (!first) first = at;
-                else if (at != last) contiguous = false;
-                last = pre.pos();
-            }
+    decode_node_into(r, cache, n);
+    return n;
+}
+
+namespace {
+
+// The AttrValue bytes of one NodeDef.attr map entry (key 1, value 2), or has_value = false.
+struct attr_entry {
+    std::string_view key, value;
+    bool has_value = false;
+};
+attr_entry read_attr_entry(reader entry) {
+    attr_entry e;
+    std::uint32_t a, b;
+    while (entry.next(a, b)) {
+        if (a == 1) {
+            e.key = get_str(entry, b, a);
+        } else if (a == 2 && b == len) {
+            e.value = entry.get_bytes();
+            e.has_value = true;
+        } else {
+            entry.skip(b);
         }
-        n.inputs.reserve(ninputs);
-        if (first && contiguous && cache && last - first <= 256) {
-            attr_bytes = std::string_view(first, static_cast<std::size_t>(last - first));
-            if (auto it = cache->maps.find(attr_bytes); it != cache->maps.end()) {
-                n.attrs = it->second;
-                shared_attrs = true;
-            }
-        }
-        if (!shared_attrs) n.attrs.reserve(nattrs);
     }
+    return e;
+}
+
+// After the tag of the first of a run of `field` LEN entries: the reader past the whole run and how
+// many entries it holds.
+std::size_t skip_run(reader& r, std::uint32_t field) {
+    std::size_t count = 1;
+    (void)r.get_bytes();
+    const std::uint64_t tag = (field << 3) | len;
+    while (!r.done()) {
+        reader save = r;
+        if (r.get_varint() != tag) {
+            r = save;
+            break;
+        }
+        (void)r.get_bytes();
+        ++count;
+    }
+    return count;
+}
+
+}  // namespace
+
+void decode_node_into(reader r, attr_cache* cache, node& n) {
+    std::uint32_t k, t;
+    // attrs come as one run of map entries: a node whose run is byte-identical to an earlier node's
+    // shares that node's attr set; otherwise equal values share their decoded payload
+    std::string_view attr_bytes;  // the (first) run's bytes
+    int attr_runs = 0;
+    bool shareable = cache != nullptr;  // every value came from the value cache
     bool sorted = true;
     std::string_view prev_key;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
-            case 1: n.name = std::string(get_str(r, t, k)); break;
-            case 2: n.op = std::string(get_str(r, t, k)); break;
+            case 1: n.name.assign(get_str(r, t, k)); break;
+            case 2: n.op.assign(get_str(r, t, k)); break;
             case 3: {
-                auto s = get_str(r, t, k);
+                r.expect(t, len, k);
+                if (n.inputs.empty() && n.control_inputs.empty()) {
+                    reader pre = r;
+                    n.inputs.reserve(skip_run(pre, 3));
+                }
+                auto s = r.get_bytes();
                 if (!s.empty() && s.front() == '^') {
                     n.control_inputs.emplace_back(s.substr(1));
                 } else {
-                    endpoint e;
+                    endpoint& e = n.inputs.emplace_back();
                     if (!endpoint::try_split(s, e)) r.fail(graft::detail::cat("bad input name '", s, "'"));
-                    n.inputs.push_back(std::move(e));
                 }
                 break;
             }
-            case 4: n.device = std::string(get_str(r, t, k)); break;
+            case 4: n.device.assign(get_str(r, t, k)); break;
             case 5: {
                 r.expect(t, len, k);
-                if (shared_attrs) {
-                    (void)r.get_bytes();
-                    break;
-                }
-                auto entry = r.sub("NodeDef.attr");
-                std::string_view key, value;
-                bool has_value = false;
-                std::uint32_t a, b;
-                while (entry.next(a, b)) {
-                    if (a == 1) {
-                        key = get_str(entry, b, a);
-                    } else if (a == 2 && b == len) {
-                        value = entry.get_bytes();
-                        has_value = true;
-                    } else {
-                        entry.skip(b);
-                    }
-                }
-                attr_value v;
-                if (has_value) {
-                    // tensors (field 8) are big and unique: not worth hashing
-                    // nor are colocation lists (_class: loc:@<node>), one per node
-                    bool cacheable = cache && value.size() <= 128 && !(value.size() && value[0] == 0x42) &&
-                                     key != "_class";
-                    if (cacheable) {
-                        auto it = cache->values.find(value);
-                        if (it == cache->values.end()) {
-                            it = cache->values.emplace(value, decode_attr(reader(value, r.base(), r.file(), "AttrValue"))).first;
+                if (attr_runs == 0) {
+                    ++attr_runs;
+                    reader pre = r;
+                    std::size_t count = skip_run(pre, 5);
+                    attr_bytes = std::string_view(start, static_cast<std::size_t>(pre.pos() - start));
+                    if (cache && attr_bytes.size() <= 1024) {
+                        if (auto* m = cache->maps.find(attr_bytes, cache->maps.hash(attr_bytes))) {
+                            n.attrs = *m;
+                            r = pre;
+                            break;
                         }
-                        v = it->second;
+                    }
+                    n.attrs.reserve(count);
+                } else if (start >= attr_bytes.data() + attr_bytes.size()) {
+                    ++attr_runs;  // attrs after other fields: merge by sorting
+                    sorted = false;
+                    shareable = false;
+                }
+                auto entry = read_attr_entry(r.sub("NodeDef.attr"));
+                attr_value v;
+                if (entry.has_value) {
+                    // big tensors are unique: not worth hashing
+                    auto value = entry.value;
+                    bool cacheable = cache && value.size() <= 160;
+                    if (cacheable) {
+                        auto h = cache->values.hash(value);
+                        auto* c = cache->values.find(value, h);
+                        if (!c) c = &cache->values.insert(value, h, decode_attr(reader(value, r.base(), r.file(), "AttrValue")));
+                        v = *c;
                     } else {
+                        shareable = false;
                         v = decode_attr(reader(value, r.base(), r.file(), "AttrValue"));
                     }
                 }
-                if (!n.attrs.empty() && !(prev_key < key)) sorted = false;
-                prev_key = key;
-                n.attrs.append(std::string(key), std::move(v));
+                if (!n.attrs.empty() && !(prev_key < entry.key)) sorted = false;
+                prev_key = entry.key;
+                n.attrs.append(std::string(entry.key), std::move(v));
                 break;
             }
             default: keep_unknown(n.extra_fields, r, start, t);
         }
     }
     if (!sorted) n.attrs.sort();
-    if (!shared_attrs && !attr_bytes.empty()) cache->maps.emplace(attr_bytes, n.attrs);
-    return n;
+    if (shareable && attr_runs == 1 && attr_bytes.size() <= 1024 && !n.attrs.is_shared()) {
+        cache->maps.insert(attr_bytes, cache->maps.hash(attr_bytes), n.attrs);
+    }
 }
 
 void encode_node(std::string& o, const node& n) {
@@ -595,7 +621,7 @@ void decode_graph(reader r, graph& g) {
     }
     std::uint32_t k, t;
     std::size_t count = 0;
-    std::string prev;
+    const node* prev = nullptr;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
@@ -603,9 +629,9 @@ void decode_graph(reader r, graph& g) {
             case 1: {
                 r.expect(t, len, k);
                 const char* payload = r.pos();
-                node n;
+                const node* added = nullptr;
                 try {
-                    n = decode_node(r.sub("NodeDef"), &cache);
+                    added = &g.add_node_with([&](node& n) { decode_node_into(r.sub("NodeDef"), &cache, n); });
                 } catch (const format_error& e) {
                     // name the node: its name is usually the first field, readable even when cut off
                     std::string name = peek_node_name(std::string_view(payload, static_cast<std::size_t>(
@@ -613,19 +639,16 @@ void decode_graph(reader r, graph& g) {
                     location l = e.where();
                     l.node = name.empty() ? graft::detail::cat("#", count) : name;
                     throw format_error(graft::detail::cat(e.message(), " (in node #", count, " of the GraphDef",
-                                                   prev.empty() ? std::string() : ", after node '" + prev + "'", ")"),
+                                                   prev ? ", after node '" + prev->name + "'" : std::string(), ")"),
                                        l, e.hint());
-                }
-                ++count;
-                prev = n.name;
-                try {
-                    g.add_node(std::move(n));
                 } catch (const graph_error& e) {
                     location l = e.where();
                     if (r.file()) l.file = *r.file();
                     l.offset = static_cast<std::uint64_t>(start - r.base());
                     throw graph_error(e.message(), l, e.hint());
                 }
+                ++count;
+                prev = added;
                 break;
             }
             case 2: r.expect(t, len, k); decode_library(r.sub("FunctionDefLibrary"), g.library); break;

@@ -107,6 +107,31 @@ public:
         touch();
         return *nodes_.back();
     }
+    /// Adds a node built in place by fill(node&) (loaders: no temporary node to move), with the
+    /// checks and errors of add_node. When fill throws, the graph is left unchanged.
+    template <class Fill>
+    node& add_node_with(Fill&& fill) {
+        node_ptr p = make_node();
+        node* raw = p.get();
+        try {
+            fill(*raw);
+        } catch (...) {
+            p.reset();
+            --chunks_.back().used;  // the slot just taken is the chunk's last
+            throw;
+        }
+        if (raw->name.empty()) throw graph_error("node without a name", location::at_node("", raw->op), "give every node a name");
+        nodes_.push_back(std::move(p));
+        if (!index_.insert(raw->name, static_cast<std::uint32_t>(nodes_.size() - 1), key())) {
+            auto dup = std::move(nodes_.back());
+            nodes_.pop_back();
+            throw graph_error("duplicate node name", location::at_node(dup->name, dup->op),
+                              detail::cat("names must be unique; g.unique_name(\"", dup->name, "\") gives a free one"));
+        }
+        ++live_;
+        touch();
+        return *raw;
+    }
     /// The node `name`, or nullptr. O(1). Never throws.
     [[nodiscard]] node* find(std::string_view name) {
         auto p = index_.find(name, key());
@@ -280,14 +305,15 @@ private:
 
     /// A node constructed in the current chunk (one allocation per chunk, not per node). Chunks hold
     /// 256 nodes, or what reserve() asked for.
-    node_ptr make_node(node&& n) {
+    template <class... Args>
+    node_ptr make_node(Args&&... args) {
         if (chunks_.empty() || chunks_.back().used == chunks_.back().capacity) {
             std::size_t cap = std::max<std::size_t>(next_chunk_, 16);
             next_chunk_ = 256;
             chunks_.push_back({std::unique_ptr<std::byte[]>(new std::byte[cap * sizeof(node)]), cap, 0});
         }
         auto& c = chunks_.back();
-        node* p = new (c.bytes.get() + sizeof(node) * c.used) node(std::move(n));
+        node* p = new (c.bytes.get() + sizeof(node) * c.used) node(std::forward<Args>(args)...);
         ++c.used;
         return node_ptr(p);
     }
