@@ -467,6 +467,10 @@ op_def decode_op_def(reader r) {
             default: keep_unknown(d.extra, r, start, t);
         }
     }
+    // op lists are kept for the graph's lifetime: no spare capacity
+    d.inputs.shrink_to_fit();
+    d.outputs.shrink_to_fit();
+    d.attrs.shrink_to_fit();
     return d;
 }
 

@@ -497,8 +497,10 @@ void decode_meta_graph(reader r, meta_graph& mg) {
         }
     }
     // the ops this MetaGraph declares win over graft's table for this graph
-    for (auto& d : mg.info.stripped_op_list) {
-        if (!mg.graph.library.find(d.name)) mg.graph.registry().add(d);
+    // (sharing the op_defs: the registry holds the list's own objects, not copies)
+    const auto& ops = mg.info.stripped_op_list;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (!mg.graph.library.find(ops[i].name)) mg.graph.registry().add(ops.shared(i));
     }
     // decode VariableDef items of the variable collections
     for (auto& [name, c] : mg.collections) {

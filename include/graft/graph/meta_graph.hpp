@@ -7,8 +7,13 @@
 //   const auto& sig = mg.signature("serving_default");   // throws not_found_error listing the keys
 #pragma once
 
+#include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,10 +121,122 @@ struct asset_file {
     friend bool operator==(const asset_file&, const asset_file&) = default;
 };
 
+/// MetaInfoDef.stripped_op_list: op_defs in file order, used like a std::vector<op_def>. Its
+/// elements can be shared with a graph's op_registry (the loader registers these very objects
+/// instead of copies); a non-const access gives this list its own copy first (copy-on-write), so
+/// editing the list never changes a registry.
+class op_list {
+    using ptr = std::shared_ptr<op_def>;
+    using store = std::vector<ptr>;
+
+    template <class Ref, class It>
+    class iter {
+    public:
+        using value_type = op_def;
+        using difference_type = std::ptrdiff_t;
+        using reference = Ref&;
+        using pointer = Ref*;
+        using iterator_category = std::random_access_iterator_tag;
+        iter() = default;
+        explicit iter(It it) : it_(it) {}
+        Ref& operator*() const { return **it_; }
+        Ref* operator->() const { return it_->get(); }
+        Ref& operator[](difference_type n) const { return *it_[n]; }
+        iter& operator++() { ++it_; return *this; }
+        iter operator++(int) { auto t = *this; ++it_; return t; }
+        iter& operator--() { --it_; return *this; }
+        iter operator--(int) { auto t = *this; --it_; return t; }
+        iter& operator+=(difference_type n) { it_ += n; return *this; }
+        iter& operator-=(difference_type n) { it_ -= n; return *this; }
+        friend iter operator+(iter a, difference_type n) { return a += n; }
+        friend iter operator+(difference_type n, iter a) { return a += n; }
+        friend iter operator-(iter a, difference_type n) { return a -= n; }
+        friend difference_type operator-(const iter& a, const iter& b) { return a.it_ - b.it_; }
+        friend bool operator==(const iter& a, const iter& b) { return a.it_ == b.it_; }
+        friend auto operator<=>(const iter& a, const iter& b) { return a.it_ <=> b.it_; }
+        It base() const { return it_; }
+
+    private:
+        It it_{};
+    };
+
+public:
+    using value_type = op_def;
+    using size_type = std::size_t;
+    using iterator = iter<op_def, store::iterator>;
+    using const_iterator = iter<const op_def, store::const_iterator>;
+
+    op_list() = default;
+    op_list(std::initializer_list<op_def> l) { for (auto& d : l) push_back(d); }
+    op_list(const std::vector<op_def>& v) { for (auto& d : v) push_back(d); }  // NOLINT: implicit by design
+    op_list(const op_list&) = default;
+    op_list(op_list&&) noexcept = default;
+    op_list& operator=(const op_list&) = default;
+    op_list& operator=(op_list&&) noexcept = default;
+
+    [[nodiscard]] std::size_t size() const { return items_.size(); }
+    [[nodiscard]] bool empty() const { return items_.empty(); }
+    void reserve(std::size_t n) { items_.reserve(n); }
+    void clear() { items_.clear(); }
+    void push_back(op_def d) { items_.push_back(std::make_shared<op_def>(std::move(d))); }
+    template <class... A>
+    op_def& emplace_back(A&&... a) {
+        items_.push_back(std::make_shared<op_def>(std::forward<A>(a)...));
+        return *items_.back();
+    }
+    void pop_back() { items_.pop_back(); }
+    iterator erase(const_iterator it) { return iterator(items_.erase(it.base())); }
+
+    [[nodiscard]] const op_def& operator[](std::size_t i) const { return *items_[i]; }
+    [[nodiscard]] op_def& operator[](std::size_t i) { return own(i); }
+    [[nodiscard]] const op_def& front() const { return *items_.front(); }
+    [[nodiscard]] const op_def& back() const { return *items_.back(); }
+    [[nodiscard]] op_def& front() { return own(0); }
+    [[nodiscard]] op_def& back() { return own(items_.size() - 1); }
+
+    [[nodiscard]] const_iterator begin() const { return const_iterator(items_.begin()); }
+    [[nodiscard]] const_iterator end() const { return const_iterator(items_.end()); }
+    [[nodiscard]] const_iterator cbegin() const { return begin(); }
+    [[nodiscard]] const_iterator cend() const { return end(); }
+    /// Mutable iteration gives every element its own copy first.
+    [[nodiscard]] iterator begin() {
+        for (std::size_t i = 0; i < items_.size(); ++i) own(i);
+        return iterator(items_.begin());
+    }
+    [[nodiscard]] iterator end() { return iterator(items_.end()); }
+
+    /// Element i for sharing (read-only). Never throws.
+    [[nodiscard]] std::shared_ptr<const op_def> shared(std::size_t i) const { return items_[i]; }
+    /// A copy as a plain vector. Never throws (except bad_alloc).
+    [[nodiscard]] std::vector<op_def> to_vector() const {
+        std::vector<op_def> r;
+        r.reserve(items_.size());
+        for (auto& p : items_) r.push_back(*p);
+        return r;
+    }
+
+    friend bool operator==(const op_list& a, const op_list& b) {
+        if (a.items_.size() != b.items_.size()) return false;
+        for (std::size_t i = 0; i < a.items_.size(); ++i) {
+            if (a.items_[i] != b.items_[i] && !(*a.items_[i] == *b.items_[i])) return false;
+        }
+        return true;
+    }
+
+private:
+    /// Element i, unshared (copied when a registry or another list holds it too).
+    op_def& own(std::size_t i) {
+        auto& p = items_[i];
+        if (p.use_count() > 1) p = std::make_shared<op_def>(static_cast<const op_def&>(*p));
+        return *p;
+    }
+    store items_;
+};
+
 /// MetaInfoDef.
 struct meta_info {
     std::string meta_graph_version;
-    std::vector<op_def> stripped_op_list;
+    op_list stripped_op_list;
     bool has_stripped_op_list = false;
     std::optional<any_value> any_info;
     std::vector<std::string> tags;

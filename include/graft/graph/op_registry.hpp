@@ -124,6 +124,12 @@ public:
         std::unique_lock lk(mu_);
         ops_[std::move(name)] = std::move(p);
     }
+    /// Adds or replaces an op, sharing `d` (not copied). Never throws (except bad_alloc).
+    void add(std::shared_ptr<const op_def> d) {
+        auto name = d->name;
+        std::unique_lock lk(mu_);
+        ops_[std::move(name)] = std::move(d);
+    }
     /// Adds or replaces an op from a one-line spec. Throws invalid_argument_error on a bad spec.
     void add(std::string_view spec) { add(op_def::parse(spec)); }
     /// Removes an op from this registry (not from its fallback). Never throws.

@@ -21,6 +21,16 @@ inline graft::shape decode_shape(reader r) {
     std::vector<std::int64_t> dims;
     bool unknown = false;
     std::uint32_t f, t;
+    {
+        // count the dims first: one allocation of the right size
+        reader pre = r;
+        std::size_t n = 0;
+        while (pre.next(f, t)) {
+            n += f == 2 && t == len;
+            pre.skip(t);
+        }
+        dims.reserve(n);
+    }
     while (r.next(f, t)) {
         if (f == 2 && t == len) {
             auto d = r.sub("TensorShapeProto.Dim");
