@@ -85,11 +85,11 @@ attr_value decode_list(reader r) {
             default: r.skip(t);
         }
     }
-    attr_value v = attr_value::empty_list();
-    std::visit([&](auto& vec) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(vec)>, std::monostate>) v = attr_value::list_of(std::move(vec));
+    // one allocation for the list (no empty list made first and replaced)
+    return std::visit([&](auto& vec) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(vec)>, std::monostate>) return attr_value::empty_list();
+        else return attr_value::list_of(std::move(vec));
     }, l);
-    return v;
 }
 
 void encode_list(std::string& o, const attr_value::list_value& l) {
