@@ -1,4 +1,30 @@
-// The built-in CPU kernels, compiled once into graft::tf: kernel_registry::global() is defined by
-// graft/exec/kernels/all.hpp, which exactly one translation unit of a program includes (this one,
-// when the program links graft::tf).
-#include "graft/exec/kernels/all.hpp"
+// The built-in CPU kernels, compiled once into graft::tf. This file defines
+// kernel_registry::global() (what graft/exec/kernels/all.hpp does for programs without graft::tf);
+// the families compile in their own translation units (exec_kernels_*.cpp) so a parallel build
+// spreads them over cores instead of waiting on one large file.
+#include "graft/exec/kernel.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_core(kernel_registry& r);
+void register_builtin_elementwise(kernel_registry& r);
+void register_builtin_array(kernel_registry& r);
+void register_builtin_nn(kernel_registry& r);
+void register_builtin_checkpoint_ops(kernel_registry& r);
+}  // namespace graft::exec::kernels
+
+namespace graft::exec {
+
+kernel_registry& kernel_registry::global() {
+    static kernel_registry* r = [] {
+        auto* reg = new kernel_registry();
+        kernels::register_builtin_core(*reg);
+        kernels::register_builtin_elementwise(*reg);
+        kernels::register_builtin_array(*reg);
+        kernels::register_builtin_nn(*reg);
+        kernels::register_builtin_checkpoint_ops(*reg);
+        return reg;
+    }();
+    return *r;
+}
+
+}  // namespace graft::exec

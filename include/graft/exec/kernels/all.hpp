@@ -12,14 +12,21 @@
 
 namespace graft::exec {
 
+namespace kernels {
+/// Every built-in kernel family, in registration order.
+inline void register_builtin(kernel_registry& r) {
+    register_core(r);
+    register_elementwise(r);
+    register_array(r);
+    register_nn(r);
+    register_checkpoint_ops(r);
+}
+}  // namespace kernels
+
 kernel_registry& kernel_registry::global() {  // not inline: one definition, in one file
     static kernel_registry* r = [] {
         auto* reg = new kernel_registry();
-        kernels::register_core(*reg);
-        kernels::register_elementwise(*reg);
-        kernels::register_array(*reg);
-        kernels::register_nn(*reg);
-        kernels::register_checkpoint_ops(*reg);
+        kernels::register_builtin(*reg);
         return reg;
     }();
     return *r;

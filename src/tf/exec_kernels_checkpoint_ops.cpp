@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/checkpoint_ops.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_checkpoint_ops(kernel_registry& r) { register_checkpoint_ops(r); }
+}  // namespace graft::exec::kernels

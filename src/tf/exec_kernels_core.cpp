@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/core.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_core(kernel_registry& r) { register_core(r); }
+}  // namespace graft::exec::kernels

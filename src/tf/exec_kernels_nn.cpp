@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/nn.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_nn(kernel_registry& r) { register_nn(r); }
+}  // namespace graft::exec::kernels
