@@ -2,6 +2,8 @@
 // topological order, names and scopes.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 #include "graft/graph/graph.hpp"
 #include "graft/graph/inline.hpp"
 
@@ -186,6 +188,35 @@ TEST_CASE("graph: add, find, at, remove, rename, consumers, order, names, scopes
         auto nm = "n" + std::to_string(i);
         CHECK((big.find(nm) != nullptr) == (nm.size() != 4));
     }
+}
+
+TEST_CASE("graph: add_node and add_node_with share their checks; a failed add changes nothing") {
+    graft::graph g;
+    auto& a = g.add_node({"a", "NoOp"});
+    for (int kind = 0; kind < 4; ++kind) {
+        CAPTURE(kind);
+        switch (kind) {
+            case 0: CHECK_THROWS_WITH_AS(g.add_node({"", "NoOp"}), doctest::Contains("without a name"), graft::graph_error); break;
+            case 1: CHECK_THROWS_WITH_AS(g.add_node({"a", "NoOp"}), doctest::Contains("duplicate"), graft::graph_error); break;
+            case 2:
+                CHECK_THROWS_WITH_AS(g.add_node_with([](graft::node& n) { n.op = "NoOp"; }),
+                                     doctest::Contains("without a name"), graft::graph_error);
+                break;
+            default:
+                CHECK_THROWS_WITH_AS(g.add_node_with([](graft::node& n) { n.name = "a"; n.op = "Const"; }),
+                                     doctest::Contains("node 'a' (op Const)"), graft::graph_error);
+        }
+        CHECK(g.size() == 1);
+        CHECK(&g.at("a") == &a);
+    }
+    CHECK_THROWS_AS(g.add_node_with([](graft::node&) { throw std::runtime_error("fill failed"); }), std::runtime_error);
+    // every failed add gave its chunk slot back: the next node sits right after `a`
+    auto& b = g.add_node_with([](graft::node& n) { n.name = "b"; n.op = "NoOp"; });
+    CHECK(&b == &a + 1);
+    CHECK(g.size() == 2);
+    std::vector<std::string> names;
+    for (const auto& n : g) names.push_back(n.name);
+    CHECK(names == std::vector<std::string>{"a", "b"});
 }
 
 TEST_CASE("graph: TF1 while loops may cycle through NextIteration") {

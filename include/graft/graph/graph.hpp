@@ -94,43 +94,19 @@ public:
     // ---------------------------------------------------------------- nodes
 
     /// Adds a node and returns it (stable address). Throws graph_error on an empty or duplicate name.
-    node& add_node(node n) {
-        if (n.name.empty()) throw graph_error("node without a name", location::at_node("", n.op), "give every node a name");
-        nodes_.push_back(make_node(std::move(n)));
-        if (!index_.insert(nodes_.back()->name, static_cast<std::uint32_t>(nodes_.size() - 1), key())) {
-            auto dup = std::move(nodes_.back());
-            nodes_.pop_back();
-            throw graph_error("duplicate node name", location::at_node(dup->name, dup->op),
-                              detail::cat("names must be unique; g.unique_name(\"", dup->name, "\") gives a free one"));
-        }
-        ++live_;
-        touch();
-        return *nodes_.back();
-    }
+    node& add_node(node n) { return adopt(make_node(std::move(n))); }
     /// Adds a node built in place by fill(node&) (loaders: no temporary node to move), with the
-    /// checks and errors of add_node. When fill throws, the graph is left unchanged.
+    /// checks and errors of add_node. When fill or a check throws, the graph is left unchanged.
     template <class Fill>
     node& add_node_with(Fill&& fill) {
         node_ptr p = make_node();
-        node* raw = p.get();
         try {
-            fill(*raw);
+            fill(*p);
         } catch (...) {
-            p.reset();
-            --chunks_.back().used;  // the slot just taken is the chunk's last
+            give_back(std::move(p));
             throw;
         }
-        if (raw->name.empty()) throw graph_error("node without a name", location::at_node("", raw->op), "give every node a name");
-        nodes_.push_back(std::move(p));
-        if (!index_.insert(raw->name, static_cast<std::uint32_t>(nodes_.size() - 1), key())) {
-            auto dup = std::move(nodes_.back());
-            nodes_.pop_back();
-            throw graph_error("duplicate node name", location::at_node(dup->name, dup->op),
-                              detail::cat("names must be unique; g.unique_name(\"", dup->name, "\") gives a free one"));
-        }
-        ++live_;
-        touch();
-        return *raw;
+        return adopt(std::move(p));
     }
     /// The node `name`, or nullptr. O(1). Never throws.
     [[nodiscard]] node* find(std::string_view name) {
@@ -303,6 +279,46 @@ private:
     std::vector<node*> order_or_throw(const edge_list& el) const;
     void build_consumers() const;
 
+    /// Indexes a node just made by make_node() and returns it. On an empty or duplicate name (or
+    /// bad_alloc) the node is destroyed, its slot given back, and the error thrown.
+    node& adopt(node_ptr p) {
+        if (p->name.empty()) {
+            auto where = location::at_node("", p->op);
+            give_back(std::move(p));
+            throw graph_error("node without a name", std::move(where), "give every node a name");
+        }
+        node* raw = p.get();
+        bool inserted = false;
+        try {
+            nodes_.push_back(std::move(p));
+            inserted = index_.insert(raw->name, static_cast<std::uint32_t>(nodes_.size() - 1), key());
+        } catch (...) {
+            drop_last_made(raw, p);
+            throw;
+        }
+        if (!inserted) {
+            auto where = location::at_node(raw->name, raw->op);
+            auto hint = detail::cat("names must be unique; g.unique_name(\"", raw->name, "\") gives a free one");
+            drop_last_made(raw, p);
+            throw graph_error("duplicate node name", std::move(where), std::move(hint));
+        }
+        ++live_;
+        touch();
+        return *raw;
+    }
+    /// Undoes adopt()'s push_back (if it happened) of the node `raw` that make_node() made last.
+    void drop_last_made(node* raw, node_ptr& p) noexcept {
+        if (!nodes_.empty() && nodes_.back().get() == raw) {
+            p = std::move(nodes_.back());
+            nodes_.pop_back();
+        }
+        give_back(std::move(p));
+    }
+    /// Destroys the node make_node() made last and returns its slot to the chunk.
+    void give_back(node_ptr p) noexcept {
+        p.reset();
+        --chunks_.back().used;
+    }
     /// A node constructed in the current chunk (one allocation per chunk, not per node). Chunks hold
     /// 256 nodes, or what reserve() asked for.
     template <class... Args>
