@@ -296,3 +296,41 @@ TEST_CASE("slot initializers of large variables use Fill, as array_ops.zeros doe
     s.run({}, {}, {op});
     CHECK(s.variable_value("big/Adam").shape() == graft::shape{40, 30});
 }
+
+TEST_CASE("resource variables: VarHandleOp slots and ResourceApply* ops give the numbers ref variables give") {
+    std::vector<std::vector<double>> results;
+    for (bool resource : {false, true}) {
+        CAPTURE(resource);
+        graft::meta_graph mg;
+        graft::graph_builder b(mg.graph);
+        train::variable_options o;
+        o.use_resource = resource;
+        auto w = train::create_variable(mg, b, "w", tensor::from_vector<float>({1, 2, -3}), o);
+        auto g = b.constant(tensor::from_vector<float>({0.1f, -0.2f, 0.3f}), "grad");
+        auto step = train::get_or_create_global_step(mg);
+        train::adam opt(0.01);
+        std::string op = opt.apply_gradients(mg, {{g, w}}, step);
+        if (resource) {
+            CHECK(has(mg.graph, "w", "VarHandleOp"));
+            CHECK(has(mg.graph, "w/Assign", "AssignVariableOp"));
+            CHECK(has(mg.graph, "w/Read/ReadVariableOp", "ReadVariableOp"));
+            CHECK(has(mg.graph, "w/Adam", "VarHandleOp"));
+            CHECK(has(mg.graph, "w/Adam_1", "VarHandleOp"));
+            CHECK(has(mg.graph, "beta1_power", "VarHandleOp"));
+            CHECK(has(mg.graph, "Adam/update_w/ResourceApplyAdam", "ResourceApplyAdam"));
+            CHECK(has(mg.graph, "Adam/AssignVariableOp", "AssignVariableOp"));
+            const auto& vd = mg.collection("trainable_variables")->variables.at(0);
+            CHECK(vd.is_resource);
+            CHECK(vd.snapshot_name == "w/Read/ReadVariableOp:0");
+            CHECK(vd.initial_value_name == "w/Initializer/initial_value:0");
+        }
+        std::string init = train::global_variables_initializer(mg);
+        graft::exec::session s(mg.graph);
+        s.run({}, {}, {init});
+        s.run({}, {}, {op});
+        s.run({}, {}, {op});
+        results.push_back(values(s, "w"));
+        CHECK(values(s, "beta1_power")[0] == doctest::Approx(0.9 * 0.9 * 0.9).epsilon(1e-6));
+    }
+    CHECK(results[0] == results[1]);
+}

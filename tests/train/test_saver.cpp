@@ -192,6 +192,28 @@ TEST_CASE("Saver: strict restore names the missing variables and the unused keys
     CHECK_THROWS_WITH_AS(s3.restore(ss3, p), doctest::Contains("w: checkpoint has shape [2]"), graft::invalid_argument_error);
 }
 
+TEST_CASE("Saver: resource variables save and restore, through graft and through the graph's ops") {
+    auto dir = graft::test::scratch("train_saver_resource");
+    graft::meta_graph mg;
+    graft::graph_builder b(mg.graph);
+    train::variable_options o;
+    o.use_resource = true;
+    train::create_variable(mg, b.sub("dense"), "kernel", tensor::from_vector<float>({2}, {1.5f, -2.5f}), o);
+    std::string init = train::global_variables_initializer(mg);
+    train::saver sv(mg);
+    CHECK(mg.graph.find("save/AssignVariableOp") != nullptr);
+    graft::exec::session s(mg.graph);
+    s.run({}, {}, {init});
+    std::string p = sv.save(s, (dir / "r.ckpt").string());
+    CHECK(keys_of(p) == std::vector<std::string>{"dense/kernel"});
+    graft::exec::session s2(mg.graph);
+    CHECK(sv.restore(s2, p).restored == std::vector<std::string>{"dense/kernel"});
+    CHECK(same(s, s2, "dense/kernel"));
+    graft::exec::session s3(mg.graph);
+    s3.run({{"save/Const:0", tensor::scalar_of(p)}}, {}, {"save/restore_all"});
+    CHECK(same(s, s3, "dense/kernel"));
+}
+
 TEST_CASE("Saver: prefix renames and scope selection") {
     auto dir = graft::test::scratch("train_saver_renames");
     graft::meta_graph mg;

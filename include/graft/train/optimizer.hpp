@@ -186,19 +186,22 @@ protected:
         variable_options o;
         o.trainable = false;
         o.collections = {keys::global_variables};
+        o.use_resource = is_resource_variable(mg.graph, var);
         graph_builder top(mg.graph);
         variable v = create_filled_variable(mg, top, slot, type, shp, k, value, o);
         created_.push_back(v);
         return per_var.emplace(slot_name, v).first->second;
     }
     /// A scalar non-slot variable `base` (made unique) with initial value `value` in the dtype of
-    /// `like` (TF's _create_non_slot_variable: "beta1_power"). Reused when it exists.
-    variable& non_slot(meta_graph& mg, const std::string& base, double value, dtype like) {
+    /// `like` (TF's _create_non_slot_variable: "beta1_power"), a resource variable when
+    /// `resource`. Reused when it exists.
+    variable& non_slot(meta_graph& mg, const std::string& base, double value, dtype like, bool resource = false) {
         if (auto it = non_slot_.find(base); it != non_slot_.end() && mg.graph.contains(it->second.name)) return it->second;
         graph_builder top(mg.graph);
         variable_options o;
         o.trainable = false;
         o.collections = {keys::global_variables};
+        o.use_resource = resource;
         variable v = create_variable(mg, top, base, graft::cast(graft::tensor::scalar_of(value), like), o);
         created_.push_back(v);
         non_slot_.insert_or_assign(base, v);
@@ -211,6 +214,12 @@ protected:
     }
     /// The base dtype of variable `v`. Throws graph_error.
     static dtype type_of(const meta_graph& mg, const variable& v) { return detail::variable_type(mg.graph, v.name).first; }
+    /// The base dtype of variable `v` in the graph `b` builds. Throws graph_error.
+    static dtype type_of(const graph_builder& b, const variable& v) { return detail::variable_type(b.g(), v.name).first; }
+    /// `op` ("ApplyAdam") for a ref variable, "Resource" + op for a resource variable.
+    static std::string apply_op_for(const graph_builder& b, const variable& v, const std::string& op) {
+        return is_resource_variable(b.g(), v) ? "Resource" + op : op;
+    }
 
     std::string name_;
     bool use_locking_ = false;
@@ -257,7 +266,11 @@ inline std::string optimizer::apply_gradients(meta_graph& mg, const grads_and_va
         graph_builder after = top.with_control_dependencies({update});
         dtype st = type_of(mg, *global_step);
         endpoint one = after.at_scope(scope).constant(graft::cast(graft::tensor::scalar_of(std::int64_t{1}), st), "value");
-        train = after.add("AssignAdd", {global_step->ref, one}, {{"use_locking", false}}, scope).name;
+        if (is_resource_variable(mg.graph, *global_step)) {
+            train = after.add("AssignAddVariableOp", {global_step->ref, one}, {}, scope).name;
+        } else {
+            train = after.add("AssignAdd", {global_step->ref, one}, {{"use_locking", false}}, scope).name;
+        }
     }
     return train;
 }

@@ -46,6 +46,9 @@ struct variable_options {
     /// "trainable_variables" when trainable (tf.Variable's default).
     std::vector<std::string> collections;
     int aggregation = 0;  ///< VariableAggregation (global_step: 3, ONLY_FIRST_REPLICA)
+    /// A resource variable (VarHandleOp + "<name>/Assign" AssignVariableOp +
+    /// "<name>/Read/ReadVariableOp", use_resource=True) instead of a VariableV2.
+    bool use_resource = false;
 };
 
 namespace detail {
@@ -62,7 +65,8 @@ inline std::pair<dtype, graft::shape> variable_type(const graph& g, const std::s
 }
 
 /// The VariableDef tf.Variable writes for `v` with initial value `init`.
-inline variable_def make_variable_def(const variable& v, const endpoint& init, bool trainable, int aggregation) {
+inline variable_def make_variable_def(const variable& v, const endpoint& init, bool trainable, int aggregation,
+                                      bool resource = false) {
     variable_def d;
     d.variable_name = v.name + ":0";
     d.initializer_name = v.assign;
@@ -72,6 +76,7 @@ inline variable_def make_variable_def(const variable& v, const endpoint& init, b
     d.trainable = trainable;
     d.has_trainable = true;
     d.aggregation = aggregation;
+    d.is_resource = resource;
     return d;
 }
 
@@ -105,7 +110,7 @@ inline void add_to_collection(meta_graph& mg, const std::string& name, const std
 /// Records `v` (initial value `init`) in its collections as tf.Variable does. Throws like
 /// add_to_collection.
 inline void record_variable(meta_graph& mg, const variable& v, const endpoint& init, const variable_options& o = {}) {
-    variable_def d = detail::make_variable_def(v, init, o.trainable, o.aggregation);
+    variable_def d = detail::make_variable_def(v, init, o.trainable, o.aggregation, o.use_resource);
     std::vector<std::string> colls = o.collections;
     if (colls.empty()) {
         colls.push_back(keys::global_variables);
@@ -116,6 +121,9 @@ inline void record_variable(meta_graph& mg, const variable& v, const endpoint& i
     for (auto& c : colls) add_to_collection(mg, c, d);
 }
 
+inline variable create_variable(meta_graph& mg, const graph_builder& b, std::string_view name, dtype type,
+                                const graft::shape& s, const endpoint& initial_value, const variable_options& o = {});
+
 /// tf.Variable(initial, name=name) under `b`'s scope: VariableV2 + "<name>/initial_value" Const +
 /// Assign + read, recorded in the collections. `b` must build into mg.graph. Throws graph_error,
 /// invalid_argument_error.
@@ -125,6 +133,11 @@ inline variable create_variable(meta_graph& mg, const graph_builder& b, std::str
         throw invalid_argument_error("create_variable: the builder does not build into this MetaGraph's graph",
                                      location::at_node(std::string(name)), "make it with graph_builder(mg.graph)");
     }
+    if (o.use_resource) {
+        std::string full = detail::free_scope(mg.graph, b.scope().empty() ? std::string(name) : b.scope() + "/" + std::string(name));
+        endpoint init = b.at_scope(full + "/Initializer").constant(initial, "initial_value");
+        return create_variable(mg, b.at_scope({}), full, initial.type(), initial.shape(), init, o);
+    }
     variable v = b.variable(name, initial);
     record_variable(mg, v, endpoint{v.name + "/initial_value", 0}, o);
     return v;
@@ -132,12 +145,28 @@ inline variable create_variable(meta_graph& mg, const graph_builder& b, std::str
 
 /// A variable whose initial value is `initial_value` (an endpoint of mg.graph). Throws like above.
 inline variable create_variable(meta_graph& mg, const graph_builder& b, std::string_view name, dtype type,
-                                const graft::shape& s, const endpoint& initial_value, const variable_options& o = {}) {
+                                const graft::shape& s, const endpoint& initial_value, const variable_options& o) {
     if (&b.g() != &mg.graph) {
         throw invalid_argument_error("create_variable: the builder does not build into this MetaGraph's graph",
                                      location::at_node(std::string(name)), "make it with graph_builder(mg.graph)");
     }
-    variable v = b.variable(name, type, s, initial_value);
+    variable v;
+    if (o.use_resource) {
+        std::string full = b.scope().empty() ? std::string(name) : b.scope() + "/" + std::string(name);
+        if (mg.graph.contains(full)) {
+            throw invalid_argument_error("variable '" + full + "' already exists", location::at_node(full),
+                                         "choose another name");
+        }
+        graph_builder root = b.at_scope({});
+        v.name = root.add("VarHandleOp", {}, {{"dtype", type}, {"shape", s}, {"container", std::string()},
+                                              {"shared_name", full}}, full).name;
+        v.ref = {v.name, 0};
+        v.assign = root.at_scope(v.name).add("AssignVariableOp", {v.ref, initial_value}, {{"dtype", type}}, "Assign").name;
+        v.read = root.at_scope(v.name + "/Read").add("ReadVariableOp", {v.ref}, {{"dtype", type}}, "ReadVariableOp").name;
+        v.value = {v.read, 0};
+    } else {
+        v = b.variable(name, type, s, initial_value);
+    }
     record_variable(mg, v, initial_value, o);
     return v;
 }
@@ -183,6 +212,12 @@ inline variable create_filled_variable(meta_graph& mg, const graph_builder& b, s
     graph_builder top = b.at_scope({});
     endpoint init = detail::fill_initializer(top.at_scope(full + "/Initializer"), type, s, k, value);
     return create_variable(mg, top, full, type, s, init, o);
+}
+
+/// True when `v` is a resource variable (VarHandleOp). Never throws.
+inline bool is_resource_variable(const graph& g, const variable& v) {
+    const node* n = g.find(v.name);
+    return n && n->op == "VarHandleOp";
 }
 
 /// The variable whose VariableV2 node is `name` (as handles). Throws not_found_error.

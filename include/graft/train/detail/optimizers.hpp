@@ -19,8 +19,8 @@ protected:
     void create_slots(meta_graph&, const std::vector<variable>&) override {}
     void prepare(const graph_builder& b) override { lr_t_ = lr_.materialize(b, "learning_rate"); }
     std::string apply_dense(const graph_builder& b, const endpoint& grad, const variable& var) override {
-        dtype t = b.dtype_of(var.value);
-        return b.add("ApplyGradientDescent", {var.ref, cast_to(b, lr_t_, t), grad}, {{"use_locking", use_locking_}}).name;
+        dtype t = type_of(b, var);
+        return b.add(apply_op_for(b, var, "ApplyGradientDescent"), {var.ref, cast_to(b, lr_t_, t), grad}, {{"use_locking", use_locking_}}).name;
     }
 
 private:
@@ -47,9 +47,9 @@ protected:
         mom_t_ = mom_.materialize(b, "momentum");
     }
     std::string apply_dense(const graph_builder& b, const endpoint& grad, const variable& var) override {
-        dtype t = b.dtype_of(var.value);
+        dtype t = type_of(b, var);
         auto accum = *get_slot(var, "momentum");
-        return b.add("ApplyMomentum", {var.ref, accum.ref, cast_to(b, lr_t_, t), grad, cast_to(b, mom_t_, t)},
+        return b.add(apply_op_for(b, var, "ApplyMomentum"), {var.ref, accum.ref, cast_to(b, lr_t_, t), grad, cast_to(b, mom_t_, t)},
                      {{"use_locking", use_locking_}, {"use_nesterov", nesterov_}}).name;
     }
 
@@ -84,8 +84,9 @@ protected:
             if (v.name < first->name) first = &v;
         }
         dtype t = type_of(mg, *first);
-        b1p_ = non_slot(mg, "beta1_power", beta1_, t);
-        b2p_ = non_slot(mg, "beta2_power", beta2_, t);
+        bool resource = is_resource_variable(mg.graph, *first);
+        b1p_ = non_slot(mg, "beta1_power", beta1_, t, resource);
+        b2p_ = non_slot(mg, "beta2_power", beta2_, t, resource);
         for (auto& v : vars) {
             zeros_slot(mg, v, "m");
             zeros_slot(mg, v, "v");
@@ -98,10 +99,10 @@ protected:
         eps_t_ = b.scalar(static_cast<float>(epsilon_), "epsilon");
     }
     std::string apply_dense(const graph_builder& b, const endpoint& grad, const variable& var) override {
-        dtype t = b.dtype_of(var.value);
+        dtype t = type_of(b, var);
         auto m = *get_slot(var, "m");
         auto v = *get_slot(var, "v");
-        return b.add("ApplyAdam",
+        return b.add(apply_op_for(b, var, "ApplyAdam"),
                      {var.ref, m.ref, v.ref, cast_to(b, b1p_.value, t), cast_to(b, b2p_.value, t), cast_to(b, lr_t_, t),
                       cast_to(b, b1_t_, t), cast_to(b, b2_t_, t), cast_to(b, eps_t_, t), grad},
                      {{"use_locking", use_locking_}, {"use_nesterov", false}}).name;
@@ -109,11 +110,15 @@ protected:
     std::string finish(const graph_builder& b, const std::vector<std::string>& updates,
                        const std::string& group_name) override {
         graph_builder after = b.with_control_dependencies(updates);
-        dtype t = b.dtype_of(b1p_.value);
+        dtype t = type_of(b, b1p_);
+        auto assign = [&](const variable& v, const endpoint& x) {
+            if (is_resource_variable(b.g(), v)) return after.add("AssignVariableOp", {v.ref, x}, {}, "AssignVariableOp").name;
+            return after.add("Assign", {v.ref, x}, {{"use_locking", use_locking_}, {"validate_shape", true}}, "Assign").name;
+        };
         endpoint m1 = after.op("Mul", {b1p_.value, cast_to(after, b1_t_, t)}, {}, "mul");
-        std::string a1 = after.add("Assign", {b1p_.ref, m1}, {{"use_locking", use_locking_}, {"validate_shape", true}}, "Assign").name;
+        std::string a1 = assign(b1p_, m1);
         endpoint m2 = after.op("Mul", {b2p_.value, cast_to(after, b2_t_, t)}, {}, "mul");
-        std::string a2 = after.add("Assign", {b2p_.ref, m2}, {{"use_locking", use_locking_}, {"validate_shape", true}}, "Assign").name;
+        std::string a2 = assign(b2p_, m2);
         std::vector<std::string> all = updates;
         all.push_back(a1);
         all.push_back(a2);
@@ -156,17 +161,17 @@ protected:
         eps_t_ = b.scalar(static_cast<float>(epsilon_), "epsilon");
     }
     std::string apply_dense(const graph_builder& b, const endpoint& grad, const variable& var) override {
-        dtype t = b.dtype_of(var.value);
+        dtype t = type_of(b, var);
         auto rms = *get_slot(var, "rms");
         auto mom = *get_slot(var, "momentum");
         attr_list attrs{{"use_locking", use_locking_}};
         if (centered_) {
             auto mg = *get_slot(var, "mg");
-            return b.add("ApplyCenteredRMSProp",
+            return b.add(apply_op_for(b, var, "ApplyCenteredRMSProp"),
                          {var.ref, mg.ref, rms.ref, mom.ref, cast_to(b, lr_t_, t), cast_to(b, decay_t_, t),
                           cast_to(b, mom_t_, t), cast_to(b, eps_t_, t), grad}, attrs).name;
         }
-        return b.add("ApplyRMSProp",
+        return b.add(apply_op_for(b, var, "ApplyRMSProp"),
                      {var.ref, rms.ref, mom.ref, cast_to(b, lr_t_, t), cast_to(b, decay_t_, t), cast_to(b, mom_t_, t),
                       cast_to(b, eps_t_, t), grad}, attrs).name;
     }
@@ -198,9 +203,9 @@ protected:
     }
     void prepare(const graph_builder& b) override { lr_t_ = lr_.materialize(b, "learning_rate"); }
     std::string apply_dense(const graph_builder& b, const endpoint& grad, const variable& var) override {
-        dtype t = b.dtype_of(var.value);
+        dtype t = type_of(b, var);
         auto acc = *get_slot(var, "accumulator");
-        return b.add("ApplyAdagrad", {var.ref, acc.ref, cast_to(b, lr_t_, t), grad},
+        return b.add(apply_op_for(b, var, "ApplyAdagrad"), {var.ref, acc.ref, cast_to(b, lr_t_, t), grad},
                      {{"use_locking", use_locking_}, {"update_slots", true}}).name;
     }
 
