@@ -5,7 +5,10 @@
 #include <cmath>
 
 #include "graft/exec/session.hpp"
+#include "graft/tf/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
+#include "graft/train/saver.hpp"
+#include "support/fixtures.hpp"
 
 using graft::dtype;
 using graft::tensor;
@@ -82,4 +85,29 @@ TEST_CASE("minimize with Adam trains a regression down") {
     for (int i = 0; i < 100; ++i) s.run({{"x:0", xt}, {"y:0", yt}}, {}, {op});
     float last = s.run({{"x:0", xt}, {"y:0", yt}}, {loss.str()})[0].data<float>()[0];
     CHECK(last < first * 0.01f);
+}
+
+TEST_CASE("minimize on TF's own training graph (mnist-softmax/train_model.ckpt.meta): names beside TF's, restore, loss goes down") {
+    auto meta = graft::test::fixture("mnist-softmax/train_model.ckpt.meta");
+    GRAFT_REQUIRE_PATH(meta);
+    graft::meta_graph mg = graft::tf::load_meta_graph(meta.string());
+    train::gradient_descent opt(0.5);
+    std::string op = opt.minimize(mg, {"Mean", 0});
+    CHECK(op == "GradientDescent_1");  // TF's own train op is "GradientDescent"
+    CHECK(mg.graph.find("GradientDescent_1/update_Variable/ApplyGradientDescent") != nullptr);
+    train::saver sv(mg);
+    CHECK(sv.def().restore_op_name == "save_1/restore_all");
+    CHECK(sv.saveables().size() == 2);
+    graft::exec::session s(mg.graph);
+    auto rep = sv.restore(s, graft::test::fixture("mnist-softmax/train_model.ckpt").string(), train::restore_mode::exact);
+    CHECK(rep.restored.size() == 2);
+    std::vector<float> px(8 * 784), py(8 * 10, 0.0f);
+    for (std::size_t i = 0; i < px.size(); ++i) px[i] = static_cast<float>((i * 7919) % 256) / 255.0f;
+    for (int i = 0; i < 8; ++i) py[static_cast<std::size_t>(i * 10 + i % 10)] = 1.0f;
+    graft::exec::session::feed_list feeds{{"Placeholder:0", tensor::from_vector<float>({8, 784}, px)},
+                                          {"Placeholder_1:0", tensor::from_vector<float>({8, 10}, py)}};
+    float before = s.run(feeds, {"Mean:0"})[0].data<float>()[0];
+    for (int i = 0; i < 5; ++i) s.run(feeds, {}, {op});
+    float after = s.run(feeds, {"Mean:0"})[0].data<float>()[0];
+    CHECK(after < before);
 }
