@@ -9,7 +9,8 @@
 //   sv.restore(s, "run");                             // the latest checkpoint of run/checkpoint
 //   auto rep = sv.restore(s, p, graft::train::restore_mode::lenient);   // missing/unused reported
 //
-// The graph gets TF1's own save/restore ops (save/Const, save/SaveV2, save/control_dependency,
+// As in TF, make the saver after the optimizer: it saves the variables that exist when it is made
+// (slots and beta powers included). The graph gets TF1's own save/restore ops (save/Const, save/SaveV2, save/control_dependency,
 // save/RestoreV2[_k], save/Assign[_k], save/restore_all), so TensorFlow can restore from the .meta.
 // graft's save() and restore() work on the session's variable store directly, which also serves
 // sessions made before the saver.
