@@ -1,8 +1,6 @@
 // Running real TensorFlow files (../shared/tf-fixtures) with figures TensorFlow printed.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <random>
 
@@ -159,17 +157,7 @@ TEST_CASE("tf-rust/regression_checkpoint: its own SaveV2/RestoreV2 ops save and 
     CHECK(r2.run({}, {"w"})[0].flat<float>()(0) == saved[0].flat<float>()(0));
 }
 
-namespace {
-int run_cli(const std::string& args, std::string& out) {
-    out.clear();
-    FILE* p = ::popen((std::string(GRAFT_CLI) + " " + args + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    while (auto n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    int st = ::pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-}  // namespace
+using graft::test::run_cli;
 
 TEST_CASE("cli: graft run reproduces the MNIST accuracy; graft ckpt ls reads what the Saver ops wrote") {
     auto meta = graft::test::fixture("mnist-softmax/train_model.ckpt.meta");

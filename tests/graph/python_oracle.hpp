@@ -9,23 +9,11 @@
 #include <iostream>
 #include <map>
 #include <sstream>
-#include <sys/wait.h>
 #include <string>
 
 #include "support/fixtures.hpp"
 
 namespace graft::test {
-
-/// Runs a shell command; returns its exit status and captures stdout+stderr.
-inline int run_command(const std::string& cmd, std::string& output) {
-    output.clear();
-    FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    std::array<char, 4096> buf{};
-    while (auto n = std::fread(buf.data(), 1, buf.size(), p)) output.append(buf.data(), n);
-    int st = ::pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /// A folder with graft's messages compiled for Python (graft_tf/*_pb2.py), made once per run; empty
 /// (with a printed reason) when python3-protobuf or protoc is missing.
