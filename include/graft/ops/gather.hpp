@@ -1,4 +1,5 @@
-// graft/ops/gather.hpp — index-driven ops: GatherV2, OneHot, Where, DynamicStitch.
+// graft/ops/gather.hpp — index-driven ops: GatherV2, OneHot, Where, DynamicStitch,
+// UnsortedSegmentSum.
 //
 //   tensor rows = ops::gather(params, indices, 0);           // params[indices]
 //   tensor oh = ops::one_hot(labels, 10, tensor::scalar_of(1.f), tensor::scalar_of(0.f));
@@ -270,6 +271,47 @@ inline tensor dynamic_stitch(const std::vector<tensor>& indices, const std::vect
             }
         }
     });
+    return out;
+}
+
+/// UnsortedSegmentSum: output[k, ...] = sum of data[i..., ...] over the i with segment_ids[i...] == k;
+/// the output is [num_segments] + data.shape[rank(segment_ids):], zeros where no id points, and ids
+/// outside [0, num_segments) are dropped (as TF's CPU kernel does for negative ids). data float,
+/// double, int32 or int64; ids int32/int64 shaped like a prefix of data. Throws
+/// invalid_argument_error for another dtype, a shape mismatch or negative num_segments.
+inline tensor unsorted_segment_sum(const tensor& data, const tensor& segment_ids,
+                                   const tensor& num_segments) {
+    const char* op = "UnsortedSegmentSum";
+    op_detail::require_input(op, data, "data");
+    const auto ids = op_detail::index_values(op, segment_ids, "segment_ids");
+    const std::int64_t n = op_detail::int_scalar(op, num_segments, "num_segments");
+    if (n < 0) throw invalid_argument_error(op_detail::cat(op, ": num_segments ", n, " is negative"));
+    const auto& dd = data.shape().dims();
+    const auto& id = segment_ids.shape().dims();
+    if (id.size() > dd.size() || !std::equal(id.begin(), id.end(), dd.begin())) {
+        throw invalid_argument_error(op_detail::cat(op, ": segment_ids ", segment_ids.shape().str(),
+                                                    " must be a prefix of data's shape ", data.shape().str()));
+    }
+    std::vector<std::int64_t> od{n};
+    od.insert(od.end(), dd.begin() + static_cast<std::ptrdiff_t>(id.size()), dd.end());
+    const std::int64_t inner = op_detail::dim_product(od, 1, od.size());
+    tensor out(data.type(), shape(od));
+    op_detail::dispatch<float, double, std::int32_t, std::int64_t>(
+        data.type(), op,
+        [&](auto tag) {
+            using T = decltype(tag);
+            T* o = out.data<T>();
+            std::fill(o, o + out.num_elements(), T{});
+            const T* s = data.data<T>();
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                const std::int64_t k = ids[i];
+                if (k < 0 || k >= n) continue;
+                const T* src = s + static_cast<std::int64_t>(i) * inner;
+                T* dst = o + k * inner;
+                for (std::int64_t j = 0; j < inner; ++j) dst[j] += src[j];
+            }
+        },
+        "data");
     return out;
 }
 

@@ -1,4 +1,5 @@
-// graft/ops/transpose.hpp — Transpose, as TensorFlow has it, for every dense dtype.
+// graft/ops/transpose.hpp — Transpose, as TensorFlow has it, for every dense dtype, and
+// InvertPermutation.
 //
 //   tensor y = ops::transpose(x, {0, 3, 1, 2});    // NHWC -> NCHW
 //   tensor z = ops::transpose(m);                  // 2-D: rows and columns swap
@@ -279,6 +280,32 @@ inline tensor transpose(const tensor& x) {
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
     return transpose(x, perm);
+}
+
+/// InvertPermutation: y[x[i]] = i for a permutation x of 0..n-1 (int32 or int64, 1-D); y has x's
+/// dtype. Throws invalid_argument_error when x is not a permutation (naming the bad entry).
+inline tensor invert_permutation(const tensor& x) {
+    const char* op = "InvertPermutation";
+    op_detail::require_input(op, x, "x");
+    op_detail::require_rank(op, x, "x", 1);
+    const auto p = op_detail::int_list(op, x, "x");
+    const auto n = static_cast<std::int64_t>(p.size());
+    std::vector<std::int64_t> inv(p.size(), -1);
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t v = p[static_cast<std::size_t>(i)];
+        if (v < 0 || v >= n || inv[static_cast<std::size_t>(v)] != -1) {
+            throw invalid_argument_error(op_detail::cat(op, ": x[", i, "] = ", v, " is out of range [0, ", n,
+                                                        ") or repeated; x is not a permutation"));
+        }
+        inv[static_cast<std::size_t>(v)] = i;
+    }
+    tensor y(x.type(), x.shape());
+    if (base_type(x.type()) == dtype::int32) {
+        for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(inv[static_cast<std::size_t>(i)]);
+    } else {
+        for (std::int64_t i = 0; i < n; ++i) y.data<std::int64_t>()[i] = inv[static_cast<std::size_t>(i)];
+    }
+    return y;
 }
 
 }  // namespace graft::ops

@@ -157,8 +157,7 @@ inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vecto
     std::deque<std::string_view> ready;
     std::unordered_set<std::string_view> queued;
     for (auto& y : ys) {
-        auto name = g.at(y.node).name;
-        std::string_view n = name;
+        std::string_view n = g.at(y.node).name;
         if (between.count(n) && pending[n] == 0 && queued.insert(n).second) ready.push_back(n);
     }
     std::size_t done = 0;

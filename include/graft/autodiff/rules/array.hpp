@@ -207,6 +207,40 @@ inline void register_array(gradient_registry& r) {
         if (c.grad(0)) out[0] = gather(c, c.input(1), 0);
         return out;
     });
+    // DynamicStitch: each data input gets the gradient rows its indices point at.
+    auto stitch = [](grad_context& c) {
+        grad_list out(static_cast<std::size_t>(c.num_inputs()));
+        auto& g = c.grad(0);
+        if (!g) return out;
+        int n = c.num_inputs() / 2;
+        for (int i = 0; i < n; ++i) {
+            if (c.wants(n + i)) {
+                out[static_cast<std::size_t>(n + i)] = c.b().op("GatherV2", {*g, c.input(i), int_scalar(c.b(), 0)});
+            }
+        }
+        return out;
+    };
+    r.add("DynamicStitch", stitch);
+    r.add("ParallelDynamicStitch", stitch);
+    // UnsortedSegmentSum: data gets the gradient row of its segment; ids out of range get zeros.
+    r.add("UnsortedSegmentSum", [](grad_context& c) {
+        grad_list out(3);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        const auto& b = c.b();
+        endpoint ids = c.input(1);
+        endpoint num = b.op("Cast", {c.input(2)}, {{"DstT", c.dtype_of(ids)}});
+        endpoint valid = b.op("LogicalAnd", {b.op("GreaterEqual", {ids, b.op("ZerosLike", {ids})}), b.op("Less", {ids, num})});
+        endpoint safe = b.op("SelectV2", {valid, ids, b.op("ZerosLike", {ids})});
+        endpoint gathered = b.op("GatherV2", {*g, safe, int_scalar(b, 0)});
+        // valid reshaped to ids.shape + [1] * (rank(data) - rank(ids)) so it broadcasts over the slices.
+        endpoint extra = b.op("Sub", {b.op("Rank", {gathered}), b.op("Rank", {ids})});
+        endpoint ones = b.op("Fill", {b.op("ExpandDims", {extra, int_scalar(b, 0)}), int_scalar(b, 1)});
+        endpoint mask_shape = b.op("ConcatV2", {shape_of(b, ids), ones, int_scalar(b, 0)});
+        endpoint mask = b.op("Reshape", {valid, mask_shape});
+        out[0] = b.op("SelectV2", {mask, gathered, b.op("ZerosLike", {gathered})});
+        return out;
+    });
     r.add("Cast", [](grad_context& c) {
         grad_list out(1);
         auto& g = c.grad(0);

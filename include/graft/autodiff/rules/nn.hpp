@@ -165,6 +165,26 @@ inline void register_nn(gradient_registry& r) {
         if (c.wants(1)) out[1] = b.op("DepthwiseConv2dNativeBackpropFilter", {c.input(0), shape_of(b, c.input(1)), *g}, a);
         return out;
     });
+    r.add("DepthwiseConv2dNativeBackpropInput", [](grad_context& c) -> grad_list {
+        grad_list out(3);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        const auto& b = c.b();
+        attr_list a = conv_attrs(c, {"strides", "padding", "explicit_paddings", "data_format", "dilations"});
+        if (c.wants(1)) out[1] = b.op("DepthwiseConv2dNativeBackpropFilter", {*g, shape_of(b, c.input(1)), c.input(2)}, a);
+        if (c.wants(2)) out[2] = b.op("DepthwiseConv2dNative", {*g, c.input(1)}, a);
+        return out;
+    });
+    r.add("DepthwiseConv2dNativeBackpropFilter", [](grad_context& c) -> grad_list {
+        grad_list out(3);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        const auto& b = c.b();
+        attr_list a = conv_attrs(c, {"strides", "padding", "explicit_paddings", "data_format", "dilations"});
+        if (c.wants(0)) out[0] = b.op("DepthwiseConv2dNativeBackpropInput", {shape_of(b, c.input(0)), *g, c.input(2)}, a);
+        if (c.wants(2)) out[2] = b.op("DepthwiseConv2dNative", {c.input(0), *g}, a);
+        return out;
+    });
     r.add("MaxPool", [](grad_context& c) -> grad_list {
         grad_list out(1);
         if (auto& g = c.grad(0)) {
@@ -210,6 +230,17 @@ inline void register_nn(gradient_registry& r) {
                   if (c.wants(0)) out[0] = res[0];
                   if (c.wants(1)) out[1] = res[1];
                   if (c.wants(2)) out[2] = res[2];
+                  if (!training && (c.wants(3) || c.wants(4))) {
+                      // y = scale * (x - mean) / sqrt(var + eps) + offset with the given statistics:
+                      // d/dmean = -doffset * scale / sqrt(var + eps), d/dvar = -scale * dscale / (2 (var + eps)).
+                      endpoint scale = c.input(1), var = c.input(4);
+                      endpoint var_eps = b.op("AddV2", {var, b.scalar_as(c.dtype_of(var), c.attr("epsilon").f())});
+                      if (c.wants(3)) out[3] = neg(b, b.op("Mul", {b.op("Mul", {res[2], scale}), b.op("Rsqrt", {var_eps})}));
+                      if (c.wants(4)) {
+                          endpoint half = b.scalar_as(c.dtype_of(var), -0.5);
+                          out[4] = b.op("RealDiv", {b.op("Mul", {half, b.op("Mul", {scale, res[1]})}), var_eps});
+                      }
+                  }
                   return out;
               });
     }

@@ -92,7 +92,8 @@ inline endpoint reduced_shape(const graph_builder& b, const endpoint& input_shap
     endpoint axes = b.op("Reshape", {axes_in, ints(b, {-1})});
     if (b.dtype_of(axes) != dtype::int32) axes = b.op("Cast", {axes}, {{"DstT", dtype::int32}});
     endpoint rank = b.op("Size", {input_shape});
-    endpoint norm = b.op("FloorMod", {b.op("AddV2", {axes, rank}), rank});
+    // (rank 0 has no axes; the max keeps FloorMod's divisor non-zero for its empty input)
+    endpoint norm = b.op("FloorMod", {b.op("AddV2", {axes, rank}), b.op("Maximum", {rank, int_scalar(b, 1)})});
     endpoint range = b.op("Range", {int_scalar(b, 0), rank, int_scalar(b, 1)});
     endpoint ones = b.op("Fill", {shape_of(b, norm), int_scalar(b, 1)});
     return b.op("DynamicStitch", {range, norm, input_shape, ones}, {{"N", std::int64_t{2}}});

@@ -46,6 +46,7 @@ inline void register_array(kernel_registry& r) {
     });
     r.add("ExpandDims", [](kernel_context& c) { c.set_output(0, ops::expand_dims(c.input(0), c.input(1))); });
     r.add("Transpose", [](kernel_context& c) { c.set_output(0, ops::transpose(c.input(0), c.input(1))); });
+    r.add("InvertPermutation", [](kernel_context& c) { c.set_output(0, ops::invert_permutation(c.input(0))); });
     r.add("ConcatV2", [](kernel_context& c) {
         int n = c.num_inputs() - 1;
         c.set_output(0, ops::concat(impl::inputs_from(c, 0, n), c.input(n)));
@@ -86,6 +87,9 @@ inline void register_array(kernel_registry& r) {
     });
     r.add("GatherV2", [](kernel_context& c) {
         c.set_output(0, ops::gather(c.input(0), c.input(1), c.input(2), c.attr_or<std::int64_t>("batch_dims", 0)));
+    });
+    r.add("UnsortedSegmentSum", [](kernel_context& c) {
+        c.set_output(0, ops::unsorted_segment_sum(c.input(0), c.input(1), c.input(2)));
     });
     r.add("Gather", [](kernel_context& c) { c.set_output(0, ops::gather(c.input(0), c.input(1), std::int64_t{0})); });
     r.add("OneHot", [](kernel_context& c) {
