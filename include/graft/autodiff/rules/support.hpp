@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "graft/autodiff/registry.hpp"
+#include "graft/autodiff/rule.hpp"
 
 namespace graft::autodiff::rules {
 
