@@ -1,10 +1,13 @@
 // `graft demo` — the embedded default run: needs no downloaded data.
 //
 // 1. a tensor through NumPy's .npy format and back;
-// 2. a linear model built as a TF1 graph (ref variables, initializers, the gradient ops written
-//    out by hand as TF's own ops, ApplyGradientDescent), trained on synthetic data by the executor;
-// 3. saved as TensorFlow files — a SavedModel (saved_model.pb + variables/ bundle) and a frozen-free
-//    GraphDef — then loaded back from disk and run through its serving signature.
+// 2. a linear model built as a TF1 graph from C++ (graph_builder, ref variables), its gradients
+//    made by graft's autodiff and applied by GradientDescent (TF1's ApplyGradientDescent ops),
+//    trained on synthetic data by the executor: the loss printed going down, a TF checkpoint
+//    (model.ckpt-100 + .meta + `checkpoint`) saved by the Saver, the loss curve and the graph
+//    written as a TensorBoard event file;
+// 3. saved as TensorFlow files — a SavedModel (saved_model.pb + variables/ bundle) and a GraphDef —
+//    then loaded back from disk and run through its serving signature.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -13,84 +16,41 @@
 #include "commands.hpp"
 #include "graft/core.hpp"
 #include "graft/exec/model.hpp"
+#include "graft/graph/build.hpp"
 #include "graft/tf/saved_model.hpp"
+#include "graft/train/loop.hpp"
+#include "graft/train/optimizer.hpp"
+#include "graft/train/saver.hpp"
+#include "graft/train/summary.hpp"
 
 namespace {
 
 using graft::dtype;
-using graft::node;
 using graft::tensor;
 
-node placeholder(const std::string& name, const graft::shape& s) {
-    node n(name, "Placeholder");
-    n.attrs.set("dtype", dtype::float32);
-    n.attrs.set("shape", s);
-    return n;
-}
-node constant(const std::string& name, tensor v) {
-    node n(name, "Const");
-    n.attrs.set("dtype", v.type());
-    n.attrs.set("value", std::move(v));
-    return n;
-}
-node op(const std::string& name, const std::string& type, std::vector<graft::endpoint> in) {
-    node n(name, type, std::move(in));
-    n.attrs.set("T", dtype::float32);
-    return n;
-}
-/// A TF1 ref variable: VariableV2 + Assign(initial) + Identity "/read", as tf.Variable builds it.
-void add_variable(graft::graph& g, const std::string& name, const tensor& initial) {
-    node v(name, "VariableV2");
-    v.attrs.set("dtype", dtype::float32);
-    v.attrs.set("shape", initial.shape());
-    v.attrs.set("container", std::string());
-    v.attrs.set("shared_name", std::string());
-    g.add_node(std::move(v));
-    g.add_node(constant(name + "/initial_value", initial));
-    node a(name + "/Assign", "Assign", {{name, 0}, {name + "/initial_value", 0}});
-    a.attrs.set("T", dtype::float32);
-    a.attrs.set("validate_shape", true);
-    a.attrs.set("use_locking", true);
-    g.add_node(std::move(a));
-    g.add_node(op(name + "/read", "Identity", {{name, 0}}));
-}
+/// pred = x·W + b; loss = mean((pred - y)^2); `train` = GradientDescent(learning_rate) on the
+/// gradients graft's autodiff builds, with a global step.
+struct linear_model {
+    graft::meta_graph mg;
+    graft::endpoint pred, loss;
+    std::string train, init;
+};
 
-/// pred = x·W + b; loss = mean((pred - y)^2); one gradient-descent step per `train` run.
-graft::graph linear_model_graph(std::int64_t features, std::int64_t batch, float learning_rate) {
-    graft::graph g;
-    g.add_node(placeholder("x", graft::shape{-1, features}));
-    g.add_node(placeholder("y", graft::shape{-1, 1}));
-    add_variable(g, "W", tensor(dtype::float32, {features, 1}));
-    add_variable(g, "b", tensor(dtype::float32, {1}));
-    g.add_node(op("MatMul", "MatMul", {{"x", 0}, {"W/read", 0}}));
-    g.add_node(op("pred", "BiasAdd", {{"MatMul", 0}, {"b/read", 0}}));
-    g.add_node(op("err", "Sub", {{"pred", 0}, {"y", 0}}));
-    g.add_node(op("sq", "Square", {{"err", 0}}));
-    g.add_node(constant("axes", tensor::from_vector<std::int32_t>({0, 1})));
-    node loss("loss", "Mean", {{"sq", 0}, {"axes", 0}});
-    loss.attrs.set("T", dtype::float32);
-    loss.attrs.set("Tidx", dtype::int32);
-    loss.attrs.set("keep_dims", false);
-    g.add_node(std::move(loss));
-    // d loss / d pred = 2 (pred - y) / N, then the products TF's MatMul and BiasAdd gradients use.
-    g.add_node(constant("gradients/scale", tensor::scalar_of(2.f / static_cast<float>(batch))));
-    g.add_node(op("gradients/dpred", "Mul", {{"err", 0}, {"gradients/scale", 0}}));
-    node dw("gradients/dW", "MatMul", {{"x", 0}, {"gradients/dpred", 0}});
-    dw.attrs.set("T", dtype::float32);
-    dw.attrs.set("transpose_a", true);
-    dw.attrs.set("transpose_b", false);
-    g.add_node(std::move(dw));
-    g.add_node(op("gradients/db", "BiasAddGrad", {{"gradients/dpred", 0}}));
-    g.add_node(constant("learning_rate", tensor::scalar_of(learning_rate)));
-    g.add_node(op("train/W", "ApplyGradientDescent", {{"W", 0}, {"learning_rate", 0}, {"gradients/dW", 0}}));
-    g.add_node(op("train/b", "ApplyGradientDescent", {{"b", 0}, {"learning_rate", 0}, {"gradients/db", 0}}));
-    node train("train", "NoOp");
-    train.control_inputs = {"train/W", "train/b"};
-    g.add_node(std::move(train));
-    node init("init", "NoOp");
-    init.control_inputs = {"W/Assign", "b/Assign"};
-    g.add_node(std::move(init));
-    return g;
+linear_model make_linear_model(std::int64_t features, float learning_rate) {
+    linear_model m;
+    graft::graph_builder b(m.mg.graph);
+    auto x = b.placeholder("x", dtype::float32, graft::shape{-1, features});
+    auto y = b.placeholder("y", dtype::float32, graft::shape{-1, 1});
+    auto w = graft::train::create_variable(m.mg, b, "W", tensor(dtype::float32, {features, 1}));
+    auto bias = graft::train::create_variable(m.mg, b, "b", tensor(dtype::float32, {1}));
+    m.pred = b.op("BiasAdd", {b.op("MatMul", {x, w.value}), bias.value}, {}, "pred");
+    auto sq = b.op("Square", {b.op("Sub", {m.pred, y}, {}, "err")}, {}, "sq");
+    m.loss = b.op("Mean", {sq, b.constant(tensor::from_vector<std::int32_t>({0, 1}), "axes")}, {}, "loss");
+    auto step = graft::train::get_or_create_global_step(m.mg);
+    graft::train::gradient_descent opt(learning_rate);
+    m.train = opt.minimize(m.mg, m.loss, graft::train::var_list::trainable(), step);
+    m.init = graft::train::global_variables_initializer(m.mg);
+    return m;
 }
 
 void run_demo(const std::string& dir) {
@@ -123,34 +83,40 @@ void run_demo(const std::string& dir) {
         x.matrix<float>()(i, 1) = b;
         y.matrix<float>()(i, 0) = 3.f * a - 2.f * b + 0.5f + 0.01f * u(rng);
     }
-    graft::graph g = linear_model_graph(2, n, 0.3f);
-    graft::exec::session s(g);
-    s.run({}, {}, {"init"});
-    std::cout << "[train] " << g.size() << "-node TF1 graph (VariableV2, MatMul, BiasAdd, Mean, BiasAddGrad, "
-              << "ApplyGradientDescent); 100 steps of gradient descent:\n";
+    auto lm = make_linear_model(2, 0.3f);
+    graft::train::saver saver(lm.mg, {.max_to_keep = 2});  // adds TF's save/restore ops
+    graft::exec::session s(lm.mg.graph);
+    s.run({}, {}, {lm.init});
+    auto logs = (fs::path(dir) / "logs").string();
+    graft::train::summary_writer events(logs);
+    events.add_graph(lm.mg.graph);
+    std::cout << "[train] " << lm.mg.graph.size() << "-node TF1 graph built from C++; gradients by graft::autodiff "
+              << "(gradients/...), GradientDescent(0.3) with a global step; 100 steps:\n";
     for (int step = 0; step <= 100; ++step) {
-        if (step % 25 == 0) {
-            float loss = s.run({{"x", x}, {"y", y}}, {"loss"})[0].scalar<float>()();
-            std::cout << "  step " << step << "  loss " << loss << "\n";
-        }
-        if (step < 100) s.run({{"x", x}, {"y", y}}, {}, {"train"});
+        float loss = s.run({{"x", x}, {"y", y}}, {lm.loss.str()})[0].scalar<float>()();
+        events.add_scalar("loss", loss, step);
+        if (step % 25 == 0) std::cout << "  step " << step << "  loss " << loss << "\n";
+        if (step < 100) s.run({{"x", x}, {"y", y}}, {}, {lm.train});
     }
     tensor W = s.variable_value("W"), b = s.variable_value("b");
-    std::cout << "  W = " << graft::to_string(W) << "  b = " << graft::to_string(b) << "  (truth: [3,-2], 0.5)\n\n";
+    std::cout << "  W = " << graft::to_string(W) << "  b = " << graft::to_string(b) << "  (truth: [3,-2], 0.5)\n";
     if (std::abs(W.flat<float>()(0) - 3.f) > 0.05f || std::abs(b.flat<float>()(0) - 0.5f) > 0.05f) {
         throw graft::error("demo: training did not converge");
     }
+    auto ckpt = saver.save(s, (fs::path(dir) / "train" / "model.ckpt").string(), graft::train::get_global_step(lm.mg).value());
+    std::cout << "[checkpoint] " << ckpt << ".{index,data-00000-of-00001,meta} (+ checkpoint state file); "
+              << "TensorBoard: tensorboard --logdir " << logs << "\n\n";
+    graft::graph& g = lm.mg.graph;
 
     // 3. Save as TensorFlow files: a SavedModel with a serving signature, and the GraphDef.
-    graft::meta_graph mg;
-    mg.graph = g;
+    graft::meta_graph mg = lm.mg;  // graph, variable collections and the Saver's SaverDef
     graft::signature_def sig;
     sig.method_name = "tensorflow/serving/predict";
     sig.inputs["x"] = graft::tensor_info{"x:0", dtype::float32, graft::shape{-1, 2}};
     sig.outputs["y"] = graft::tensor_info{"pred:0", dtype::float32, graft::shape{-1, 1}};
     mg.signatures["serving_default"] = sig;
     auto sm_dir = (fs::path(dir) / "linear_model").string();
-    graft::tf::write_saved_model(sm_dir, mg, {{"W", W}, {"b", b}});
+    graft::tf::write_saved_model(sm_dir, mg, {{"W", W}, {"b", b}, {"global_step", s.variable_value("global_step")}});
     auto pb = (fs::path(dir) / "linear_model.pbtxt").string();
     graft::tf::write_graph(g, pb);
     std::cout << "[save] SavedModel " << sm_dir << " (saved_model.pb, variables/variables.{index,data-00000-of-00001})\n"
@@ -161,7 +127,7 @@ void run_demo(const std::string& dir) {
     auto runner = loaded.runner("serving_default");
     tensor probe = tensor::from_vector<float>({3, 2}, {1, 0, 0, 1, 0.5f, 0.5f});
     tensor got = runner.run({{"x", probe}}, {"y"})[0];
-    tensor want = s.run({{"x", probe}}, {"pred"})[0];
+    tensor want = s.run({{"x", probe}}, {lm.pred.str()})[0];
     std::cout << "[load] " << sm_dir << ": " << loaded.variables.size() << " variables restored; predict x = "
               << graft::to_string(probe) << "\n  y = " << graft::to_string(got) << " (in-memory model: "
               << (graft::equal(got, want) ? "identical" : "DIFFERENT") << ")\n";
