@@ -11,6 +11,8 @@ using graft::test::fixture;
 
 namespace {
 
+using graft::test::expect_error;
+
 /// A small valid graph: x -> a -> b.
 graft::graph chain() {
     graft::graph g;
@@ -24,19 +26,6 @@ std::string write(const std::string& name, const std::string& bytes) {
     auto p = (graft::test::scratch("errors_" + name) / (name + ".pb")).string();
     graft::write_file_atomic(p, bytes);
     return p;
-}
-
-template <class E, class F>
-E expect_error(F&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e;
-    } catch (const std::exception& e) {
-        FAIL("wrong exception: " << e.what());
-    }
-    FAIL("no exception");
-    throw std::logic_error("unreachable");
 }
 
 }  // namespace

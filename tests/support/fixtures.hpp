@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 namespace graft::test {
@@ -61,6 +62,21 @@ inline int run_command(const std::string& cmd, std::string& output) {
     auto r = run_command(cmd);
     output = std::move(r.output);
     return r.code;
+}
+
+/// Runs f() and returns the exception of type E it throws; a test failure when it throws another
+/// one or nothing.
+template <class E, class F>
+E expect_error(F&& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e;
+    } catch (const std::exception& e) {
+        FAIL("wrong exception: " << e.what());
+    }
+    FAIL("no exception");
+    throw std::logic_error("unreachable");
 }
 
 /// Runs the graft CLI built with the tests: `run_cli("inspect model.pb")`.

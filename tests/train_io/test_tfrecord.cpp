@@ -11,6 +11,8 @@
 
 namespace {
 
+using graft::test::expect_error;
+
 /// CRC-32C one bit at a time, straight from the definition (reflected polynomial 0x82F63B78,
 /// initial and final inversion): independent of graft's table and SSE4.2 paths.
 std::uint32_t crc32c_bitwise(std::string_view s) {
@@ -27,19 +29,6 @@ std::string le(std::uint64_t v, int n) {
     std::string s;
     for (int i = 0; i < n; ++i) s += static_cast<char>((v >> (8 * i)) & 0xFF);
     return s;
-}
-
-template <class E, class F>
-E expect_error(F&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e;
-    } catch (const std::exception& e) {
-        FAIL("wrong exception: " << e.what());
-    }
-    FAIL("no exception");
-    throw std::logic_error("unreachable");
 }
 
 }  // namespace

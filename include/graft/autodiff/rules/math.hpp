@@ -148,6 +148,22 @@ inline void register_math_binary(gradient_registry& r) {
     });
 }
 
+/// The rule of an activation-gradient op f(y, dy) that is linear in dy (SigmoidGrad, TanhGrad,
+/// ...): d/d dy is the same op applied to the incoming grad, d/dy is dfdy(c, b, g, y, dy).
+template <class DfDy>
+auto linear_in_dy(DfDy dfdy) {
+    return [dfdy](grad_context& c) -> grad_list {
+        grad_list out(2);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        auto& b = c.b();
+        endpoint y = c.input(0), dy = c.input(1);
+        if (c.wants(0)) out[0] = dfdy(c, b, *g, y, dy);
+        if (c.wants(1)) out[1] = b.op(c.op().op, {y, *g});
+        return out;
+    };
+}
+
 /// Gradients of the activation-gradient ops (second order), as TF's nn_grad.py / math_grad.py.
 inline void register_math_grad_grads(gradient_registry& r) {
     // (gradients, features) -> backprops: d/d gradients = same op on the incoming grad; d/d features = 0.
@@ -197,41 +213,20 @@ inline void register_math_grad_grads(gradient_registry& r) {
         return out;
     });
     // SigmoidGrad(y, dy) = dy * y * (1 - y)
-    r.add("SigmoidGrad", [](grad_context& c) -> grad_list {
-        grad_list out(2);
-        auto& g = c.grad(0);
-        if (!g) return out;
-        auto& b = c.b();
-        endpoint y = c.input(0), dy = c.input(1);
-        if (c.wants(0)) {
-            endpoint gb = mul(b, *g, dy);
-            out[0] = b.op("Sub", {gb, mul(b, scalar_like(c, y, 2.0), mul(b, gb, y))});
-        }
-        if (c.wants(1)) out[1] = b.op("SigmoidGrad", {y, *g});
-        return out;
-    });
-    // TanhGrad(y, dy) = dy * (1 - y^2)
-    r.add("TanhGrad", [](grad_context& c) -> grad_list {
-        grad_list out(2);
-        auto& g = c.grad(0);
-        if (!g) return out;
-        auto& b = c.b();
-        endpoint y = c.input(0), dy = c.input(1);
-        if (c.wants(0)) out[0] = mul(b, mul(b, *g, scalar_like(c, y, -2.0)), mul(b, dy, y));
-        if (c.wants(1)) out[1] = b.op("TanhGrad", {y, *g});
-        return out;
-    });
+    r.add("SigmoidGrad", linear_in_dy([](grad_context& c, const graph_builder& b, const endpoint& g, const endpoint& y,
+                                         const endpoint& dy) {
+        endpoint gb = mul(b, g, dy);
+        return b.op("Sub", {gb, mul(b, scalar_like(c, y, 2.0), mul(b, gb, y))});
+    }));
+    // TanhGrad(y, dy) = dy * (1 - y^2) and ReciprocalGrad(y, dy) = -dy * y^2: d/dy = -2 g dy y.
+    auto minus_two_g_dy_y = [](grad_context& c, const graph_builder& b, const endpoint& g, const endpoint& y,
+                               const endpoint& dy) { return mul(b, mul(b, g, scalar_like(c, y, -2.0)), mul(b, dy, y)); };
+    r.add("TanhGrad", linear_in_dy(minus_two_g_dy_y));
     // RsqrtGrad(y, dy) = -0.5 * dy * y^3
-    r.add("RsqrtGrad", [](grad_context& c) -> grad_list {
-        grad_list out(2);
-        auto& g = c.grad(0);
-        if (!g) return out;
-        auto& b = c.b();
-        endpoint y = c.input(0), dy = c.input(1);
-        if (c.wants(0)) out[0] = mul(b, mul(b, scalar_like(c, y, -1.5), mul(b, *g, dy)), b.op("Square", {y}));
-        if (c.wants(1)) out[1] = b.op("RsqrtGrad", {y, *g});
-        return out;
-    });
+    r.add("RsqrtGrad", linear_in_dy([](grad_context& c, const graph_builder& b, const endpoint& g, const endpoint& y,
+                                       const endpoint& dy) {
+        return mul(b, mul(b, scalar_like(c, y, -1.5), mul(b, g, dy)), b.op("Square", {y}));
+    }));
     // SqrtGrad(y, dy) = 0.5 * dy / y
     r.add("SqrtGrad", [](grad_context& c) -> grad_list {
         grad_list out(2);
@@ -244,19 +239,8 @@ inline void register_math_grad_grads(gradient_registry& r) {
         if (c.wants(1)) out[1] = mul(b, scalar_like(c, y, 0.5), ga);
         return out;
     });
-    // ReciprocalGrad(y, dy) = -dy * y^2
-    auto recip_grad = [](grad_context& c) -> grad_list {
-        grad_list out(2);
-        auto& g = c.grad(0);
-        if (!g) return out;
-        auto& b = c.b();
-        endpoint y = c.input(0), dy = c.input(1);
-        if (c.wants(0)) out[0] = mul(b, mul(b, *g, scalar_like(c, y, -2.0)), mul(b, dy, y));
-        if (c.wants(1)) out[1] = b.op("ReciprocalGrad", {y, *g});
-        return out;
-    };
-    r.add("ReciprocalGrad", recip_grad);
-    r.add("InvGrad", recip_grad);
+    r.add("ReciprocalGrad", linear_in_dy(minus_two_g_dy_y));
+    r.add("InvGrad", linear_in_dy(minus_two_g_dy_y));
 }
 
 inline void register_math(gradient_registry& r) {
