@@ -27,7 +27,6 @@
 //   build-bench/benchmarks/bench_models --benchmark_filter='lenet_(graft|torch|opencv)/'
 #include <benchmark/benchmark.h>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,26 +57,21 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include "bench_support.hpp"
+
 namespace {
 
+using graft::bench::random_f32;
+using graft::bench::set_threads;
+#ifdef GRAFT_HAVE_TORCH
+using graft::bench::to_torch;
+#endif
 using graft::dtype;
 using graft::endpoint;
 using graft::node;
 using graft::tensor;
 using list = std::vector<std::int64_t>;
 
-void set_threads(int n) {
-    graft::set_num_threads(n);
-#ifdef GRAFT_HAVE_TORCH
-    torch::set_num_threads(n);
-#endif
-#ifdef GRAFT_HAVE_OPENCV
-    cv::setNumThreads(n);
-#endif
-    // libtorch's BLAS (OpenBLAS) keeps its own pool; give it the same count.
-    using setter = void (*)(int);
-    if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(n);
-}
 
 void per_batch(benchmark::State& st, std::int64_t batch) {
     st.SetItemsProcessed(st.iterations() * batch);
@@ -85,13 +79,6 @@ void per_batch(benchmark::State& st, std::int64_t batch) {
         benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-/// Uniform in [-scale, scale) from a fixed seed.
-tensor random_f32(const graft::shape& s, std::uint32_t seed, float scale) {
-    graft::ops::guarded_philox g(seed, 1);
-    tensor t = graft::ops::random_uniform(s, dtype::float32, g);
-    for (float* p = t.data<float>(), *e = p + t.num_elements(); p != e; ++p) *p = (*p * 2.f - 1.f) * scale;
-    return t;
-}
 
 // ---------------------------------------------------------------- the graphs
 
@@ -228,10 +215,6 @@ graft::shape input_shape(model_kind k, std::int64_t batch) {
 // ---------------------------------------------------------------- the peers
 
 #ifdef GRAFT_HAVE_TORCH
-torch::Tensor to_torch(const tensor& t) {
-    std::vector<std::int64_t> dims(t.shape().dims().begin(), t.shape().dims().end());
-    return torch::from_blob(t.data<float>(), dims, torch::kFloat32).clone();
-}
 
 struct torch_model {
     model_kind kind;

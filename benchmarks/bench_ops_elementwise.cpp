@@ -17,7 +17,11 @@
 #include <torch/torch.h>
 #endif
 
+#include "bench_support.hpp"
+
 namespace {
+
+using graft::bench::set_threads;
 
 using graft::dtype;
 using graft::tensor;
@@ -37,12 +41,6 @@ tensor filled(const std::vector<std::int64_t>& dims, std::uint32_t seed) {
     return t;
 }
 
-void set_threads(int n) {
-    graft::set_num_threads(n);
-#ifdef GRAFT_HAVE_TORCH
-    torch::set_num_threads(n);
-#endif
-}
 
 void bytes(benchmark::State& st, double per_iter) {
     st.SetBytesProcessed(static_cast<std::int64_t>(per_iter) * st.iterations());

@@ -9,7 +9,6 @@
 //   build/benchmarks/bench_ops_nn --benchmark_filter='matmul'
 #include <benchmark/benchmark.h>
 
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <vector>
@@ -23,8 +22,11 @@
 #include <torch/torch.h>
 #endif
 
+#include "bench_support.hpp"
+
 namespace {
 
+using graft::bench::set_threads;
 using graft::dtype;
 using graft::tensor;
 
@@ -33,15 +35,6 @@ tensor random_f32(const graft::shape& s, std::uint32_t seed) {
     return graft::ops::random_uniform(s, dtype::float32, g);
 }
 
-void set_threads(int n) {
-    graft::set_num_threads(n);
-#ifdef GRAFT_HAVE_TORCH
-    torch::set_num_threads(n);
-#endif
-    // libtorch's BLAS (OpenBLAS) keeps its own pool; give it the same count.
-    using setter = void (*)(int);
-    if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(n);
-}
 
 void gflops(benchmark::State& st, double flops) {
     st.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);

@@ -9,7 +9,6 @@
 // Counters: per_step (time of one step), GFLOPs (model FLOPs of a training step, counted as 3x
 // the forward pass's multiply-adds x 2, the usual convention, divided by the step time).
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -34,8 +33,15 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include "bench_support.hpp"
+
 namespace {
 
+using graft::bench::random_f32;
+using graft::bench::set_threads;
+#ifdef GRAFT_HAVE_TORCH
+using graft::bench::to_torch;
+#endif
 using graft::dtype;
 using graft::endpoint;
 using graft::tensor;
@@ -43,22 +49,7 @@ using graft::tensor;
 enum class model_kind { mlp, lenet };
 constexpr float learning_rate = 0.01f;
 
-void set_threads(int n) {
-    graft::set_num_threads(n);
-#ifdef GRAFT_HAVE_TORCH
-    torch::set_num_threads(n);
-#endif
-    using setter = void (*)(int);
-    if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(n);
-}
 
-/// Uniform in [-scale, scale) from a fixed seed.
-tensor random_f32(const graft::shape& s, std::uint32_t seed, float scale) {
-    graft::ops::guarded_philox g(seed, 1);
-    tensor t = graft::ops::random_uniform(s, dtype::float32, g);
-    for (float* p = t.data<float>(), *e = p + t.num_elements(); p != e; ++p) *p = (*p * 2.f - 1.f) * scale;
-    return t;
-}
 
 /// The layers' initial values: dense [in,out] + [out]; conv HWIO + [out].
 struct layer {
@@ -140,10 +131,6 @@ struct graft_trainer {
 // ---------------------------------------------------------------- libtorch
 
 #ifdef GRAFT_HAVE_TORCH
-torch::Tensor to_torch(const tensor& t) {
-    std::vector<std::int64_t> dims(t.shape().dims().begin(), t.shape().dims().end());
-    return torch::from_blob(t.data<float>(), dims, torch::kFloat32).clone();
-}
 
 struct torch_trainer {
     model_kind kind;
