@@ -15,13 +15,14 @@
 namespace graft::bench {
 
 /// Runs graft and every linked peer on `n` threads: graft's pool, libtorch's intra-op pool,
-/// OpenCV's, and OpenBLAS's own pthreads (libtorch's BLAS), when present.
+/// OpenCV's (in binaries that include its headers), and OpenBLAS's own pthreads (libtorch's
+/// BLAS), when present.
 inline void set_threads(int n) {
     graft::set_num_threads(n);
 #ifdef GRAFT_HAVE_TORCH
     torch::set_num_threads(n);
 #endif
-#ifdef GRAFT_HAVE_OPENCV
+#if defined(GRAFT_HAVE_OPENCV) && defined(CV_VERSION)  // binaries that include OpenCV's headers
     cv::setNumThreads(n);
 #endif
     using setter = void (*)(int);
