@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what graft needs from Debian 12, only when something is missing.
-# Usage: scripts/deps.sh [--peers]   (--peers adds libtorch and OpenCV DNN for benchmarks)
+# Usage: scripts/deps.sh [--peers]   (--peers adds libtorch + OpenBLAS, the benchmarks' peer)
 set -euo pipefail
 pkgs=(cmake g++ make libeigen3-dev libprotobuf-dev protobuf-compiler doctest-dev libsnappy-dev
-      libcli11-dev libbenchmark-dev zlib1g-dev python3-numpy python3-protobuf)
+      libcli11-dev libbenchmark-dev zlib1g-dev python3-numpy python3-protobuf
+      libopencv-dnn-dev)  # the re-frozen graphs of test_surgery also run through OpenCV DNN
 if [[ "${1:-}" == "--peers" ]]; then
-  pkgs+=(libtorch-dev libopenblas0-pthread libopencv-dnn-dev)
+  pkgs+=(libtorch-dev libopenblas0-pthread)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
