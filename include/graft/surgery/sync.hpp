@@ -123,9 +123,33 @@ public:
             todo.emplace_back(s_.variables().get_or_create(key, type, shp), t);
         }
         std::unique_lock lock(mu_);
-        for (auto& [v, t] : todo) v->assign(t, false);
+        for (auto& [v, t] : todo) {
+            tensor old;
+            {
+                std::unique_lock vl(v->mu);
+                old = std::exchange(v->value, t);
+            }
+            if (old.valid()) {
+                std::lock_guard sl(spare_mu_);
+                spare_[v->name] = std::move(old);
+            }
+        }
         version_ = std::move(version);
         ++installs_;
+    }
+
+    /// Memory to copy the next value of variable `key` into: the value an earlier install replaced,
+    /// when nobody holds it any more (no run in progress reads it) and it has the right dtype and
+    /// shape, else a new tensor. So repeated syncs write into warm memory instead of fresh pages.
+    /// Never throws (except bad_alloc).
+    tensor staging(const std::string& key, dtype type, const graft::shape& shp) {
+        std::lock_guard lock(spare_mu_);  // not mu_: a replaced value is never handed to a new run
+        if (auto it = spare_.find(key); it != spare_.end()) {
+            tensor t = std::move(it->second);
+            spare_.erase(it);
+            if (t.type() == type && t.shape() == shp && t.buffer_unique()) return t;
+        }
+        return tensor(type, shp);
     }
 
     /// What the last install() was given as its version. Never throws (except bad_alloc).
@@ -161,6 +185,8 @@ private:
     mutable std::shared_mutex mu_;
     std::map<std::string, std::string> by_name_;
     std::map<std::string, std::pair<dtype, graft::shape>> keys_;
+    std::mutex spare_mu_;
+    std::map<std::string, tensor> spare_;  // values replaced by the last install, reused by staging()
     std::string version_;
     std::size_t installs_ = 0;
 };
@@ -173,11 +199,10 @@ struct sync_report {
 
 namespace detail {
 
-// A private copy of t (another device's memory), copied in parallel chunks on graft's thread pool
-// when it is large.
-inline tensor device_copy(const tensor& t) {
+// t copied into `c` (same dtype and shape; another device's memory), in parallel chunks on graft's
+// thread pool when it is large.
+inline tensor device_copy(const tensor& t, tensor c) {
     if (t.type() == dtype::string) return t.clone();
-    tensor c(t.type(), t.shape());
     const std::size_t n = t.nbytes();
     const auto* src = static_cast<const char*>(t.raw_data());
     auto* dst = static_cast<char*>(c.raw_data());
@@ -224,7 +249,8 @@ inline sync_report sync(exec::session& from, replica& to, const std::vector<std:
         }
         tensor t = v->read();
         rep.bytes += t.nbytes();
-        values.emplace_back(dst, detail::device_copy(t));
+        auto dst_key = to.variables().count(dst) ? to.variables().at(dst) : dst;
+        values.emplace_back(dst, detail::device_copy(t, to.staging(dst_key, t.type(), t.shape())));
     }
     to.install(values, "sync");
     rep.variables = values.size();
