@@ -123,7 +123,7 @@ struct clone_options {
 
 struct clone_result {
     std::string scope;
-    std::map<std::string, std::string> names;         ///< original node -> copy (every copied node)
+    std::unordered_map<std::string, std::string> names;  ///< original node -> copy (every copied node)
     std::vector<std::string> outputs;                 ///< the outputs' copies, in options order
     std::map<std::string, std::string> inputs;        ///< boundary tensor "n:k" -> its replacement
     std::vector<std::string> placeholders;            ///< new Placeholder nodes

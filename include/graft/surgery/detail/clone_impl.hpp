@@ -43,6 +43,8 @@ public:
     clone_result run() {
         r_.scope = o_.scope;
         check_scope();
+        map_.reserve(src_.graph.size());
+        parent_.reserve(src_.graph.size());
         parse_boundary();
         std::vector<const node*> out_nodes;
         for (auto& s : o_.outputs) out_nodes.push_back(&output_node(s));
@@ -140,8 +142,8 @@ private:
         const node* cur = &n;
         for (int depth = 0; depth < 12; ++depth) {
             auto it = parent_.find(cur);
-            if (it == parent_.end()) break;
-            cur = it->second;
+            if (it == parent_.end() || !it->second.parent) break;
+            cur = it->second.parent;
             p = cur->name + " <- " + p;
         }
         return p;
@@ -150,7 +152,7 @@ private:
     /// Depth-first from `start` over data inputs, stopping at boundary tensors and variables;
     /// appends nodes to order_ after their inputs.
     void walk(const node& start, bool initializer) {
-        if (visited_.count(&start)) return;
+        if (parent_.count(&start)) return;
         if (is_variable_op(start.op)) {
             reach_var(start);
             return;
@@ -158,10 +160,10 @@ private:
         struct frame {
             const node* n;
             std::size_t next;
+            std::uint32_t codes;
         };
         std::vector<frame> stack;
-        visit(start, initializer);
-        stack.push_back({&start, 0});
+        stack.push_back({&start, 0, visit(start, nullptr, initializer)});
         while (!stack.empty()) {
             frame& f = stack.back();
             if (f.next == f.n->inputs.size()) {
@@ -169,8 +171,10 @@ private:
                 stack.pop_back();
                 continue;
             }
+            std::uint8_t& code = codes_[f.codes + f.next];
             const endpoint& e = f.n->inputs[f.next++];
             if (is_boundary(e)) {
+                code = edge_boundary;
                 use_boundary(e);
                 continue;
             }
@@ -179,9 +183,10 @@ private:
                 throw graph_error(detail::cat("clone: node '", f.n->name, "' reads '", e.str(), "', which is not in the graph"),
                                   location::at_node(f.n->name, f.n->op));
             }
-            if (visited_.count(m)) continue;
+            if (parent_.count(m)) continue;  // edge_copied
             if (is_variable_op(m->op)) {
-                parent_.emplace(m, f.n);
+                if (o_.init == init_policy::share) code = edge_same;
+                var_parent_.emplace(m, f.n);
                 reach_var(*m);
                 continue;
             }
@@ -193,14 +198,14 @@ private:
                             detail::cat("clone_into: share needs the original '", m->name, "' in the destination graph"),
                             location::at_node(m->name, m->op), "import the original first, or use copy/init");
                     }
-                    shared_.insert(m);
-                    map_[m->name] = m->name;
+                    map_[m->name] = true;
+                    code = edge_same;
                     if (const node* v = src_.graph.find(it->second)) reach_var(*v);
                     continue;
                 }
             }
-            parent_.emplace(m, f.n);
             if (m->op == "Placeholder" || m->op == "PlaceholderV2") {
+                parent_.emplace(m, visit_info{f.n, 0});
                 std::string first = o_.outputs.empty() ? std::string() : o_.outputs.front();
                 throw invalid_argument_error(
                     detail::cat("clone: the boundary does not separate the graph: walking back from the outputs reaches "
@@ -208,23 +213,34 @@ private:
                     location::at_node(m->name, m->op),
                     detail::cat("add '", m->name, "' or a tensor between it and '", f.n->name, "' to the inputs"));
             }
-            visit(*m, initializer);
-            stack.push_back({m, 0});
+            const node* from = f.n;
+            std::uint32_t codes = visit(*m, from, initializer);
+            stack.push_back({m, 0, codes});
         }
     }
 
-    void visit(const node& n, bool initializer) {
-        visited_.insert(&n);
-        if (const op_def* d = src_.graph.registry().find(n.op); d && d->is_stateful && !stateful_ok(n.op)) {
+    [[nodiscard]] bool is_stateful(const std::string& op) {
+        auto it = stateful_.find(op);
+        if (it != stateful_.end()) return it->second;
+        const op_def* d = src_.graph.registry().find(op);
+        bool r = d && d->is_stateful && !stateful_ok(op);
+        stateful_.emplace(op, r);
+        return r;
+    }
+
+    /// Marks `n` for copying; returns the offset of its input edges' codes in codes_.
+    std::uint32_t visit(const node& n, const node* parent, bool initializer) {
+        auto at = static_cast<std::uint32_t>(codes_.size());
+        codes_.resize(codes_.size() + n.inputs.size(), edge_copied);
+        parent_.emplace(&n, visit_info{parent, at});
+        if (is_stateful(n.op)) {
             throw invalid_argument_error(
                 detail::cat("clone: the subgraph holds stateful op '", n.name, "' (", n.op, "), path ", path_to(n)),
                 location::at_node(n.name, n.op),
                 "only variables, their reads and random ops can be copied; move the inputs past this op");
         }
         if (initializer && is_random_op(n.op)) reseed_.insert(&n);
-        std::string name = prefix_ + n.name;
-        map_[n.name] = name;
-        taken_.insert(name);
+        return at;
     }
 
     void reach_var(const node& v) {
@@ -280,7 +296,7 @@ private:
                     detail::cat("clone_into: share needs the original variable '", v.name, "' in the destination graph"),
                     location::at_node(v.name, v.op), "import the original first, or use copy/init");
             }
-            map_[v.name] = v.name;
+            map_[v.name] = true;
             r_.variable_map[v.name] = v.name;
             return;
         }
@@ -294,15 +310,11 @@ private:
         }
         if (!vi.snapshot_name.empty()) p.snapshot = src_.graph.find(endpoint::parse(vi.snapshot_name).node);
         std::string nv = prefix_ + v.name;
-        map_[v.name] = nv;
-        taken_.insert(nv);
+        map_[v.name] = false;
         r_.variable_map[v.name] = nv;
         r_.variables.push_back(nv);
         for (const node* n : {p.assign, p.snapshot}) {
-            if (n && !map_.count(n->name)) {
-                map_[n->name] = prefix_ + n->name;
-                taken_.insert(prefix_ + n->name);
-            }
+            if (n && !map_.count(n->name)) map_[n->name] = false;
         }
         if (o_.init == init_policy::init) {
             const endpoint& iv = p.assign->inputs[1];
@@ -317,7 +329,12 @@ private:
 
     std::string fresh(std::string base) {
         std::string n = base;
-        for (int k = 1; taken_.count(n) || dst_.graph.contains(n); ++k) n = base + "_" + std::to_string(k);
+        auto copied = [&](const std::string& c) {
+            if (c.compare(0, prefix_.size(), prefix_) != 0) return false;
+            auto l = lookup(std::string_view(c).substr(prefix_.size()));
+            return l && !*l;
+        };
+        for (int k = 1; taken_.count(n) || copied(n) || dst_.graph.contains(n); ++k) n = base + "_" + std::to_string(k);
         taken_.insert(n);
         return n;
     }
@@ -391,43 +408,56 @@ private:
         }
     }
 
-    std::string mapped(const std::string& n) const {
-        auto it = map_.find(n);
-        return it == map_.end() ? n : it->second;
+    /// false: source node `n` is copied as "<scope>/<n>"; true: the copy uses `n` itself (share);
+    /// nullopt: not part of the copy.
+    [[nodiscard]] std::optional<bool> lookup(std::string_view n) const {
+        if (auto it = map_.find(n); it != map_.end()) return it->second;
+        if (const node* m = src_.graph.find(n); m && parent_.count(m)) return false;
+        return std::nullopt;
+    }
+    /// The copy's name of source node `n` (itself when shared or not copied).
+    std::string mapped(std::string_view n) const {
+        auto l = lookup(n);
+        return !l || *l ? std::string(n) : prefix_ + std::string(n);
+    }
+    /// The copy's name of a node that must be copied or shared.
+    std::string mapped_at(std::string_view n) const {
+        auto l = lookup(n);
+        if (!l) throw graph_error(detail::cat("clone: '", n, "' was not copied"), location::at_node(std::string(n)));
+        return *l ? std::string(n) : prefix_ + std::string(n);
     }
 
     node copy_node(const node& n) {
         node c = n;
-        c.name = map_.at(n.name);
-        for (auto& e : c.inputs) {
-            if (auto it = repl_.find(e); it != repl_.end()) {
-                e = it->second;
-            } else if (bnodes_.count(e.node)) {
-                e = repl_.at(e);
-            } else {
-                auto m = map_.find(e.node);
-                if (m == map_.end()) {
-                    throw graph_error(detail::cat("clone: '", n.name, "' reads '", e.str(), "', which was not copied"),
-                                      location::at_node(n.name, n.op));
-                }
-                e.node = m->second;
+        c.name = prefix_ + n.name;
+        auto vi = parent_.find(&n);
+        for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+            endpoint& e = c.inputs[i];
+            std::uint8_t code = vi != parent_.end() ? codes_[vi->second.codes + i] : edge_unknown;
+            if (code == edge_unknown) {
+                if (repl_.count(e)) code = edge_boundary;
+                else if (auto l = lookup(e.node)) code = *l ? edge_same : edge_copied;
+                else throw graph_error(detail::cat("clone: '", n.name, "' reads '", e.str(), "', which was not copied"),
+                                       location::at_node(n.name, n.op));
             }
+            if (code == edge_copied) e.node = prefix_ + e.node;
+            else if (code == edge_boundary) e = repl_.at(e);
         }
-        std::vector<std::string> ctl;
-        for (auto& ci : n.control_inputs) {
-            auto m = map_.find(ci);
-            if (m != map_.end()) ctl.push_back(m->second);
-            else if (same_) ctl.push_back(ci);
+        if (!n.control_inputs.empty()) {
+            std::vector<std::string> ctl;
+            for (auto& ci : n.control_inputs) {
+                if (lookup(ci)) ctl.push_back(mapped(ci));
+                else if (same_) ctl.push_back(ci);
+            }
+            c.control_inputs = std::move(ctl);
         }
-        c.control_inputs = std::move(ctl);
         if (auto* cls = c.attrs.find("_class"); cls && cls->is_list()) {
             if (auto* l = std::get_if<std::vector<std::string>>(&cls->list())) {
                 std::vector<std::string> items;
                 for (auto& s : *l) {
                     if (s.rfind("loc:@", 0) != 0) { items.push_back(s); continue; }
                     std::string t = s.substr(5);
-                    auto m = map_.find(t);
-                    if (m != map_.end()) items.push_back("loc:@" + m->second);
+                    if (lookup(t)) items.push_back("loc:@" + mapped(t));
                     else if (same_) items.push_back(s);
                 }
                 if (items.empty()) c.attrs.erase("_class");
@@ -451,16 +481,13 @@ private:
 
     void emit() {
         make_replacements();
-        std::unordered_set<const node*> emitted;
-        for (const node* n : order_) {
-            if (emitted.insert(n).second) added_.push_back(copy_node(*n));
-        }
+        added_.reserve(order_.size() + 4 * plans_.size() + boundary_used_.size() + 1);
+        for (const node* n : order_) added_.push_back(copy_node(*n));
         std::vector<std::string> assigns;
         std::vector<std::pair<std::string, variable_def>> defs;
         for (auto& p : plans_) {
             const node& v = *p.v;
             added_.push_back(copy_node(v));
-            emitted.insert(&v);
             node a = copy_node_partial(*p.assign);
             std::string initial_name;
             if (o_.init == init_policy::copy) {
@@ -490,17 +517,17 @@ private:
                 if (!o_.clear_devices) c.device = v.device;
                 added_.push_back(std::move(c));
                 a.inputs[1] = endpoint{initial_name, 0};
-                r_.values[map_.at(v.name)] = val;
+                r_.values[mapped_at(v.name)] = val;
             } else {
-                a.inputs[1] = endpoint{mapped(p.assign->inputs[1].node), p.assign->inputs[1].index};
+                a.inputs[1] = endpoint{mapped_at(p.assign->inputs[1].node), p.assign->inputs[1].index};
                 initial_name = a.inputs[1].node;
             }
             std::string an = a.name;
-            if (emitted.insert(p.assign).second) added_.push_back(std::move(a));
+            if (!parent_.count(p.assign)) added_.push_back(std::move(a));
             assigns.push_back(an);
-            if (p.snapshot && emitted.insert(p.snapshot).second) added_.push_back(copy_node(*p.snapshot));
+            if (p.snapshot && !parent_.count(p.snapshot)) added_.push_back(copy_node(*p.snapshot));
             // VariableDefs: the collections the original is in
-            rename_fn f = [this](std::string_view s) { return mapped(std::string(s)); };
+            rename_fn f = [this](std::string_view s) { return mapped(s); };
             endpoint iv{initial_name, o_.init == init_policy::copy ? 0 : p.assign->inputs[1].index};
             auto cit = var_colls_.find(v.name);
             if (cit != var_colls_.end()) {
@@ -511,9 +538,9 @@ private:
                 }
             } else {
                 variable_def d;
-                d.variable_name = map_.at(v.name) + ":0";
+                d.variable_name = mapped_at(v.name) + ":0";
                 d.initializer_name = an;
-                d.snapshot_name = p.snapshot ? map_.at(p.snapshot->name) + ":0" : d.variable_name;
+                d.snapshot_name = p.snapshot ? mapped_at(p.snapshot->name) + ":0" : d.variable_name;
                 d.initial_value_name = iv.str();
                 d.is_resource = v.op == "VarHandleOp";
                 d.trainable = p.vi->trainable;
@@ -539,8 +566,10 @@ private:
             }
         }
         // commit: nothing is added before every check above has passed
-        for (auto& [from, to] : map_) {
-            if (to != from) r_.names.emplace(from, to);
+        r_.names.reserve(order_.size() + map_.size());
+        for (const node* n : order_) r_.names.emplace(n->name, prefix_ + n->name);
+        for (auto& [from, same] : map_) {
+            if (!same) r_.names.emplace(std::string(from), prefix_ + std::string(from));
         }
         dst_.graph.reserve(dst_.graph.size() + added_.size());
         for (auto& n : added_) dst_.graph.add_node(std::move(n));
@@ -555,16 +584,15 @@ private:
     /// The Assign copied with its variable input mapped and its value input left for the caller.
     node copy_node_partial(const node& a) {
         node c = a;
-        c.name = map_.at(a.name);
-        c.inputs[0] = endpoint{map_.at(a.inputs[0].node), a.inputs[0].index};
+        c.name = mapped_at(a.name);
+        c.inputs[0] = endpoint{mapped_at(a.inputs[0].node), a.inputs[0].index};
         std::vector<std::string> ctl;
         for (auto& ci : a.control_inputs) {
-            auto m = map_.find(ci);
-            if (m != map_.end()) ctl.push_back(m->second);
+            if (lookup(ci)) ctl.push_back(mapped(ci));
             else if (same_) ctl.push_back(ci);
         }
         c.control_inputs = std::move(ctl);
-        rename_colocation(c, [this](std::string_view s) { return mapped(std::string(s)); });
+        rename_colocation(c, [this](std::string_view s) { return mapped(s); });
         if (o_.clear_devices) c.device.clear();
         return c;
     }
@@ -588,11 +616,23 @@ private:
     std::vector<endpoint> boundary_used_;
     std::unordered_map<endpoint, endpoint> repl_;
 
-    std::unordered_set<const node*> visited_, shared_, reseed_, var_seen_;
-    std::unordered_map<const node*, const node*> parent_;
+    std::unordered_set<const node*> reseed_, var_seen_;
+    /// How a copied node's input edge is rewritten.
+    static constexpr std::uint8_t edge_copied = 0, edge_same = 1, edge_boundary = 2, edge_unknown = 3;
+    struct visit_info {
+        const node* parent;   ///< the consumer the walk came from (nullptr for a start node)
+        std::uint32_t codes;  ///< offset of its input edges' codes in codes_
+    };
+    /// Nodes walked (to be copied).
+    std::unordered_map<const node*, visit_info> parent_;
+    std::unordered_map<const node*, const node*> var_parent_;
+    std::vector<std::uint8_t> codes_;
+    std::unordered_map<std::string, bool> stateful_;
     std::vector<const node*> order_, reached_vars_;
-    std::unordered_map<std::string, std::string> map_;
-    std::unordered_set<std::string> taken_;
+    /// Source nodes not walked but part of the copy (variables, their Assign and snapshot) -> false:
+    /// copied as "<scope>/<name>"; true: the copy uses the original (share). Walked nodes: parent_.
+    std::unordered_map<std::string_view, bool> map_;
+    std::unordered_set<std::string> taken_;  ///< new names not of the form "<scope>/<source name>"
     std::unordered_map<std::string, std::string> snapshot_of_;  ///< share: snapshot node -> variable
 
     bool indexed_ = false;
