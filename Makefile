@@ -1,5 +1,5 @@
 # graft — top-level convenience targets. Each one installs what is missing first.
-#   make demo    build and run the demo (no downloaded data needed)
+#   make demo    build and run the demo and the examples (no downloaded data needed)
 #   make test    build everything and run the whole test suite (ctest)
 #   make asan    the test suite again (all but the test_ops binary), Debug with ASan + UBSan
 #   make bench   build the benchmarks (and the libtorch/OpenCV peers) and run them
@@ -27,6 +27,7 @@ test: build
 
 demo: build
 	@$(BUILD)/tools/graft demo
+	@for e in $(BUILD)/examples/example_*; do echo; echo "== $$(basename $$e)"; $$e || exit 1; done
 
 asan: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF >/dev/null
