@@ -5,11 +5,14 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
+#include "graft/surgery/clone.hpp"
+#include "graft/surgery/connect.hpp"
 #include "graft/surgery/sync.hpp"
 #include "graft/train/variables.hpp"
 
@@ -73,6 +76,57 @@ void BM_memcpy_100MB(benchmark::State& st) {
     st.SetBytesProcessed(static_cast<std::int64_t>(kVars * kElems * 4) * st.iterations());
 }
 BENCHMARK(BM_memcpy_100MB)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// A synthetic model of about `nodes` nodes: a chain of dense layers (MatMul, BiasAdd, Relu) on
+/// 4x4 TF1 variables (VariableV2, initial_value, Assign, read each), input "x", output "out".
+const graft::meta_graph& chain_model(std::int64_t nodes) {
+    static std::map<std::int64_t, graft::meta_graph> cache;
+    auto& mg = cache[nodes];
+    if (mg.graph.size() != 0) return mg;
+    graft::graph_builder b(mg.graph);
+    auto h = b.placeholder("x", dtype::float32, graft::shape{-1, 4});
+    const std::int64_t layers = (nodes - 3) / 11;
+    for (std::int64_t i = 0; i < layers; ++i) {
+        auto l = b.sub("layer" + std::to_string(i));
+        auto w = graft::train::create_variable(mg, l, "kernel", some_floats(16, 0.f).reshaped({4, 4}));
+        auto bias = graft::train::create_variable(mg, l, "bias", some_floats(4, 0.f));
+        h = l.op("Relu", {l.op("BiasAdd", {l.op("MatMul", {h, w.value}), bias.value})});
+    }
+    b.op("Identity", {h}, {}, "out");
+    return mg;
+}
+
+/// connect() of two chain models of n/2 nodes each: B's input bound to A's output.
+void BM_connect(benchmark::State& st) {
+    const auto& half = chain_model(st.range(0) / 2);
+    std::size_t total = 0;
+    for (auto _ : st) {
+        auto c = graft::surgery::connect({{"A", half, ""}, {"B", half, ""}}, {{"B/x:0", "A/out:0"}});
+        total = c.mg.graph.size();
+    }
+    st.counters["nodes"] = static_cast<double>(total);
+    st.counters["ns_per_node"] = benchmark::Counter(static_cast<double>(total), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_connect)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// clone() of a whole chain model (every layer and its variables, init policy `init`) into "copy".
+void BM_clone(benchmark::State& st) {
+    const auto& orig = chain_model(st.range(0));
+    std::size_t copied = 0;
+    for (auto _ : st) {
+        st.PauseTiming();
+        graft::meta_graph mg = orig;
+        st.ResumeTiming();
+        graft::surgery::clone_options o;
+        o.inputs = {"x"};
+        o.outputs = {"out"};
+        o.scope = "copy";
+        copied = graft::surgery::clone(mg, o).names.size();
+    }
+    st.counters["copied_nodes"] = static_cast<double>(copied);
+    st.counters["ns_per_node"] = benchmark::Counter(static_cast<double>(copied), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_clone)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -111,12 +111,12 @@ public:
             std::string key = store_key(name);
             const auto& [type, shp] = keys_.at(key);
             if (type != dtype::invalid && t.type() != type) {
-                throw invalid_argument_error(detail::cat("sync: value for variable '", name, "' is ", t.describe(),
+                throw invalid_argument_error(graft::detail::cat("sync: value for variable '", name, "' is ", t.describe(),
                                                          ", the variable is ", dtype_name(type)),
                                              location::at_tensor(name), "map it to a variable of the same dtype");
             }
             if (!shp.compatible_with(t.shape())) {
-                throw invalid_argument_error(detail::cat("sync: value for variable '", name, "' has shape ", t.shape().str(),
+                throw invalid_argument_error(graft::detail::cat("sync: value for variable '", name, "' has shape ", t.shape().str(),
                                                          ", the variable is declared ", shp.str()),
                                              location::at_tensor(name), "map it to a variable of the same shape");
             }
