@@ -1,0 +1,44 @@
+// `graft unfreeze frozen.pb [--select REGEX] [--name N] [--resource] -o OUT` — chosen Consts back
+// to trainable variables: OUT.meta + checkpoint OUT holding their values
+// (graft::surgery::unfreeze).
+#include <iostream>
+
+#include "commands.hpp"
+#include "graft/core.hpp"
+#include "graft/surgery/freeze.hpp"
+
+namespace {
+
+struct unfreeze_args {
+    std::string model, out;
+    graft::surgery::unfreeze_options o;
+};
+
+void run_unfreeze(const unfreeze_args& a) {
+    graft::graph g = graft::tf::load_graph(a.model);
+    auto u = graft::surgery::unfreeze(g, a.o);
+    graft::surgery::save_unfrozen(u, a.out);
+    std::cout << "made " << u.variables.size() << (a.o.resource ? " resource" : " ref") << " variables:\n";
+    for (auto& v : u.variables) {
+        const auto& t = u.values.at(v);
+        std::cout << "    " << v << "  " << graft::dtype_name(t.type()) << t.shape().str() << "\n";
+    }
+    std::cout << "init op: " << u.init << "\nwrote " << a.out << ".meta and checkpoint " << a.out
+              << " (graft run " << a.out << ".meta --ckpt " << a.out << ")\n";
+}
+
+void add_unfreeze(CLI::App& app) {
+    static unfreeze_args a;
+    auto* cmd = app.add_subcommand("unfreeze", "Turn a frozen graph's weight Consts into trainable variables");
+    cmd->add_option("graph", a.model, "Frozen GraphDef (.pb/.pbtxt)")->required();
+    cmd->add_option("--select", a.o.select, "Consts whose name matches this regex (default: float weight Consts)");
+    cmd->add_option("--name", a.o.names, "A Const to turn into a variable (repeatable)");
+    cmd->add_option("--min-elements", a.o.min_elements, "Default selection: at least this many elements")->capture_default_str();
+    cmd->add_flag("--resource", a.o.resource, "Resource variables (VarHandleOp) instead of ref VariableV2");
+    cmd->add_option("-o,--out", a.out, "Output prefix: writes OUT.meta and the checkpoint OUT.index/.data-*")->required();
+    cmd->callback([] { run_unfreeze(a); });
+}
+
+graft::cli::registrar reg(77, &add_unfreeze);
+
+}  // namespace
