@@ -1,0 +1,471 @@
+// graft/surgery/import.hpp — tf.compat.v1.train.import_meta_graph into an existing MetaGraph: every
+// node of `src` lands under a scope, inputs can be bound to tensors already in the target
+// (input_map), and everything that names a node follows (data and control inputs, colocation,
+// collections with their VariableDefs, the SaverDef, signatures, resource shared_names). Linear in
+// the size of both graphs. Link graft::tf.
+//
+//   graft::meta_graph combined;
+//   auto a = graft::surgery::import_meta_graph(combined, enc, graft::surgery::under("A"));
+//   graft::surgery::import_options o;
+//   o.scope = "B";
+//   o.input_map = {{"g2_input:0", "A/g1_output:0"}};   // src tensor -> tensor of `combined`
+//   auto b = graft::surgery::import_meta_graph(combined, cls, o);
+//   // "B/g2_input" (a Placeholder whose outputs are all mapped) is gone; its consumers read
+//   // "A/g1_output:0". b.saver is cls's SaverDef renamed ("B/save/Const:0", ...).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "graft/graph/graph.hpp"
+#include "graft/graph/meta_graph.hpp"
+#include "graft/surgery/rename.hpp"
+#include "graft/tf/name_map.hpp"
+
+namespace graft::surgery {
+
+struct import_options {
+    /// Every imported node becomes "scope/name". Empty: names are kept (then no name may clash).
+    std::string scope;
+    /// Source tensor ("x:0", or "x" for "x:0") -> tensor of the target graph that replaces it;
+    /// "^x" -> "^y" replaces control inputs on node x by control inputs on y. A Placeholder whose
+    /// output is mapped is not imported.
+    std::map<std::string, std::string> input_map;
+    /// Drop every node's device.
+    bool clear_devices = false;
+    /// Source tensor or op names whose imported names import_result::return_elements gives.
+    std::vector<std::string> return_elements;
+    /// Merge the source's collections into the target's.
+    bool import_collections = true;
+    /// Add the source's signatures to the target as "<scope>/<key>" ("<key>" without a scope).
+    bool import_signatures = true;
+    /// Set the target's SaverDef to the imported one (the default keeps the target's).
+    bool replace_saver = false;
+    /// Check dtypes and static shapes at each mapped input.
+    bool check_seams = true;
+};
+
+/// import_options with a scope (and an input map): import_meta_graph(into, src, under("A")).
+/// Never throws (except bad_alloc).
+inline import_options under(std::string scope, std::map<std::string, std::string> input_map = {}) {
+    import_options o;
+    o.scope = std::move(scope);
+    o.input_map = std::move(input_map);
+    return o;
+}
+
+struct import_result {
+    std::string scope;
+    std::size_t imported_nodes = 0;
+    /// Source nodes that were not imported (Placeholders whose outputs are all mapped).
+    std::vector<std::string> removed;
+    /// Collections dropped: their items are not decodable by graft, or their kind differs from
+    /// the target's collection of that name.
+    std::vector<std::string> dropped_collections;
+    /// The source's SaverDef with the imported names (restore this model alone with it).
+    std::optional<saver_def> saver;
+    /// The source's signatures with the imported names, under their original keys.
+    std::map<std::string, signature_def> signatures;
+    /// The imported names of import_options::return_elements, in order.
+    std::vector<std::string> return_elements;
+    /// The source's global variables (the "variables" collection, or every variable op when it
+    /// has none) with the imported names.
+    std::vector<std::string> variables;
+    /// The source's trainable variables with the imported names.
+    std::vector<std::string> trainable_variables;
+    /// The imported name of the source's "init" op, if it had one.
+    std::string init_op;
+
+    /// The imported name of source node `n`. Never throws (except bad_alloc).
+    [[nodiscard]] std::string name(std::string_view n) const { return join_scope(scope, n); }
+};
+
+namespace detail {
+
+/// Ops whose output 0 has the shape of input 0.
+inline bool shape_preserving(std::string_view op) {
+    static const std::unordered_set<std::string_view> ops{
+        "Identity", "StopGradient", "Relu", "Relu6", "Elu", "Selu", "Sigmoid", "Tanh", "Softplus", "Softsign",
+        "Softmax", "LogSoftmax", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "BiasAdd", "Cast",
+        "LeakyRelu", "Floor", "Ceil", "Round", "Sign", "Reciprocal", "PreventGradient", "Snapshot", "CheckNumerics"};
+    return ops.count(op) != 0;
+}
+
+/// A cheap static shape of `e` in `g`: from attrs (Placeholder, Const, variables, _output_shapes)
+/// and a few shape rules (unary ops, broadcasting binaries, MatMul), following at most `depth`
+/// producers. Unknown rank when nothing is known. Never throws (except bad_alloc).
+inline graft::shape static_shape(const graph& g, const endpoint& e, int depth = 32) {
+    const graft::shape unknown = graft::shape::unknown_rank();
+    const node* n = g.find(e.node);
+    if (!n || depth <= 0) return unknown;
+    auto attr_shape = [&](std::string_view a) -> graft::shape {
+        auto* v = n->attr(a);
+        return v && v->which() == attr_value::kind::shape ? v->shape() : unknown;
+    };
+    if (auto* os = n->attr("_output_shapes"); os && os->is_list() &&
+        std::holds_alternative<std::vector<graft::shape>>(os->list())) {
+        auto& l = os->list_of<graft::shape>();
+        if (e.index >= 0 && static_cast<std::size_t>(e.index) < l.size() && l[static_cast<std::size_t>(e.index)].rank_known())
+            return l[static_cast<std::size_t>(e.index)];
+    }
+    if (e.index != 0) return unknown;
+    const std::string& op = n->op;
+    if (op == "Placeholder" || op == "VariableV2" || op == "Variable") return attr_shape("shape");
+    if (op == "PlaceholderWithDefault") {
+        auto s = attr_shape("shape");
+        return s.rank_known() || n->inputs.empty() ? s : static_shape(g, n->inputs[0], depth - 1);
+    }
+    if (op == "Const") {
+        auto* v = n->attr("value");
+        return v && v->which() == attr_value::kind::tensor ? v->tensor().shape() : unknown;
+    }
+    if (op == "ReadVariableOp" && !n->inputs.empty()) {
+        const node* h = g.find(n->inputs[0].node);
+        if (h && h->op == "VarHandleOp") {
+            auto* v = h->attr("shape");
+            return v && v->which() == attr_value::kind::shape ? v->shape() : unknown;
+        }
+        return unknown;
+    }
+    if (shape_preserving(op) && !n->inputs.empty()) return static_shape(g, n->inputs[0], depth - 1);
+    if ((op == "Add" || op == "AddV2" || op == "Sub" || op == "Mul" || op == "RealDiv" || op == "Maximum" ||
+         op == "Minimum" || op == "SquaredDifference") && n->inputs.size() == 2) {
+        auto a = static_shape(g, n->inputs[0], depth - 1), b = static_shape(g, n->inputs[1], depth - 1);
+        if (!a.rank_known() || !b.rank_known()) return unknown;
+        int r = std::max(a.rank(), b.rank());
+        std::vector<std::int64_t> d(static_cast<std::size_t>(r), -1);
+        for (int i = 0; i < r; ++i) {
+            int ia = a.rank() - r + i, ib = b.rank() - r + i;
+            std::int64_t x = ia >= 0 ? a.dim(ia) : 1, y = ib >= 0 ? b.dim(ib) : 1;
+            d[static_cast<std::size_t>(i)] = x == 1 ? y : y == 1 ? x : (x >= 0 ? x : y);
+        }
+        return graft::shape(std::move(d));
+    }
+    if (op == "MatMul" && n->inputs.size() == 2) {
+        auto a = static_shape(g, n->inputs[0], depth - 1), b = static_shape(g, n->inputs[1], depth - 1);
+        auto flag = [&](std::string_view k) { auto* v = n->attr(k); return v && v->which() == attr_value::kind::b && v->b(); };
+        std::int64_t m = -1, k = -1;
+        if (a.rank() == 2) m = a.dim(flag("transpose_a") ? 1 : 0);
+        if (b.rank() == 2) k = b.dim(flag("transpose_b") ? 0 : 1);
+        return graft::shape{m, k};
+    }
+    return unknown;
+}
+
+/// Variable node names of `mg`'s collection `name` (or of every variable op for the global
+/// collection when `mg` has none). Never throws (except bad_alloc).
+inline std::vector<std::string> variable_names(const meta_graph& mg, const char* name, bool fallback) {
+    std::vector<std::string> out;
+    if (const collection_def* c = mg.collection(name)) {
+        for (auto& v : c->variables) out.push_back(endpoint::parse(v.variable_name).node);
+        return out;
+    }
+    if (fallback) {
+        for (const auto& n : mg.graph) {
+            if (n.op == "VariableV2" || n.op == "Variable" || n.op == "VarHandleOp") out.push_back(n.name);
+        }
+    }
+    return out;
+}
+
+inline std::string list_names(const std::vector<std::string>& v) {
+    std::string r;
+    for (auto& s : v) r += (r.empty() ? "'" : ", '") + s + "'";
+    return r;
+}
+
+/// Base dtype of output `e` of `g`, or invalid when the op is unknown. Never throws.
+inline graft::dtype output_type(const graph& g, const node& n, int index) {
+    try {
+        auto t = g.output_dtypes(n);
+        if (index < 0 || static_cast<std::size_t>(index) >= t.size()) return graft::dtype::invalid;
+        return base_type(t[static_cast<std::size_t>(index)]);
+    } catch (const std::exception&) {
+        return graft::dtype::invalid;
+    }
+}
+
+/// -1 when the op of `n` is unknown, else its output count. Never throws.
+inline int output_count(const graph& g, const node& n) {
+    try {
+        return g.num_outputs(n);
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+/// Up to five node names of `g` close to `name`, as a hint. Never throws (except bad_alloc).
+inline std::string close_nodes_hint(const graph& g, std::string_view name, std::string_view where) {
+    std::vector<std::string> all;
+    all.reserve(g.size());
+    for (const auto& n : g) all.push_back(n.name);
+    if (all.empty()) return graft::detail::cat(where, " is empty");
+    std::string h = graft::detail::cat("closest nodes in ", where, ": ");
+    auto c = tf::closest_names(name, all);
+    for (std::size_t i = 0; i < c.size(); ++i) h += (i ? ", '" : "'") + c[i] + "'";
+    return h;
+}
+
+}  // namespace detail
+
+/// Imports `src` into `into` under o.scope; see import_options. `into` is left unchanged when
+/// anything fails. Throws invalid_argument_error when the scope is already used in `into` (or,
+/// without a scope, a name clashes), an input_map entry names a tensor missing from `src` or from
+/// `into`, or the dtypes/static shapes at a mapped input disagree (naming both tensors);
+/// not_found_error for a return element `src` lacks; graph_error when a function of `src`'s
+/// library clashes with a different one of the same name in `into`.
+inline import_result import_meta_graph(meta_graph& into, const meta_graph& src, const import_options& o = {}) {
+    import_result r;
+    r.scope = o.scope;
+    while (!r.scope.empty() && r.scope.back() == '/') r.scope.pop_back();
+    const std::string& scope = r.scope;
+    const graph& sg = src.graph;
+    graph& tg = into.graph;
+
+    // 1. the scope
+    if (!scope.empty() && scope_in_use(tg, scope)) {
+        throw invalid_argument_error("import: scope '" + scope + "' is already used in the target graph",
+                                     location::at_node(scope),
+                                     "import under another scope: two models may not share (or nest into) one scope");
+    }
+
+    // 2. the input map
+    std::unordered_map<endpoint, endpoint> data_map;
+    std::unordered_map<std::string, std::string> control_map;  // src node -> target node
+    for (const auto& [k, v] : o.input_map) {
+        bool kc = !k.empty() && k.front() == '^', vc = !v.empty() && v.front() == '^';
+        if (kc != vc) {
+            throw invalid_argument_error("import: input_map entry '" + k + "' -> '" + v + "' mixes a control input and a tensor",
+                                         location::at_tensor(k), "map \"^x\" to \"^y\", or \"x:0\" to \"y:0\"");
+        }
+        if (kc) {
+            std::string sn = k.substr(1), tn = v.substr(1);
+            if (!sg.contains(sn)) {
+                throw invalid_argument_error("import: input_map key '" + k + "' names no node of the imported graph",
+                                             location::at_node(sn), detail::close_nodes_hint(sg, sn, "the imported graph"));
+            }
+            if (!tg.contains(tn)) {
+                throw invalid_argument_error("import: input_map value '" + v + "' (for '" + k + "') names no node of the target graph",
+                                             location::at_node(tn), detail::close_nodes_hint(tg, tn, "the target graph"));
+            }
+            control_map[sn] = tn;
+            continue;
+        }
+        endpoint ke = endpoint::parse(k), ve = endpoint::parse(v);
+        const node* sn = sg.find(ke.node);
+        int sc = sn ? detail::output_count(sg, *sn) : 0;
+        if (!sn || ke.index < 0 || (sc >= 0 && ke.index >= sc)) {
+            throw invalid_argument_error(
+                "import: input_map key '" + k + "' names no tensor of the imported graph" +
+                    (sn ? graft::detail::cat(" (node '", ke.node, "' has ", sc, " outputs)") : std::string()),
+                location::at_tensor(k), detail::close_nodes_hint(sg, ke.node, "the imported graph"));
+        }
+        const node* tn = tg.find(ve.node);
+        int tc = tn ? detail::output_count(tg, *tn) : 0;
+        if (!tn || ve.index < 0 || (tc >= 0 && ve.index >= tc)) {
+            throw invalid_argument_error(
+                "import: input_map value '" + v + "' (for '" + k + "') names no tensor of the target graph" +
+                    (tn ? graft::detail::cat(" (node '", ve.node, "' has ", tc, " outputs)") : std::string()),
+                location::at_tensor(v), detail::close_nodes_hint(tg, ve.node, "the target graph"));
+        }
+        if (o.check_seams) {
+            dtype st = graft::dtype::invalid;
+            if (auto* a = sn->attr("dtype"); a && sn->op.rfind("Placeholder", 0) == 0 && a->which() == attr_value::kind::type)
+                st = base_type(a->type());
+            else
+                st = detail::output_type(sg, *sn, ke.index);
+            dtype tt = detail::output_type(tg, *tn, ve.index);
+            if (st != graft::dtype::invalid && tt != graft::dtype::invalid && st != tt) {
+                throw invalid_argument_error(graft::detail::cat("import: dtype mismatch at the seam '", k, "' <- '", v, "': '", k,
+                                                                "' is ", dtype_name(st), ", '", v, "' is ", dtype_name(tt)),
+                                             location::at_tensor(k), "map a tensor of the same dtype (add a Cast first)");
+            }
+            graft::shape ss = detail::static_shape(sg, ke), ts = detail::static_shape(tg, ve);
+            if (!ss.compatible_with(ts)) {
+                throw invalid_argument_error(graft::detail::cat("import: shape mismatch at the seam '", k, "' <- '", v, "': '", k,
+                                                                "' is ", ss.str(), ", '", v, "' is ", ts.str()),
+                                             location::at_tensor(k), "map a tensor of a compatible shape (add a Reshape first)");
+            }
+        }
+        data_map[ke] = ve;
+    }
+    // Placeholders whose outputs are all mapped disappear; references to them go to the mapped node.
+    std::unordered_map<std::string, std::string> removed;  // src node -> target node
+    for (const auto& [ke, ve] : data_map) {
+        const node* sn = sg.find(ke.node);
+        if (sn->op == "Placeholder" || sn->op == "PlaceholderWithDefault" || sn->op == "PlaceholderV2") {
+            if (sn->op == "PlaceholderWithDefault" || ke.index == 0) {
+                removed[ke.node] = control_map.count(ke.node) ? control_map[ke.node] : ve.node;
+            }
+        }
+    }
+    auto f = [&](std::string_view n) -> std::string {
+        if (!removed.empty()) {
+            if (auto it = removed.find(std::string(n)); it != removed.end()) return it->second;
+        }
+        return join_scope(scope, n);
+    };
+    rename_fn fn = f;
+    auto tensor_name = [&](const std::string& t) -> std::string {
+        if (t.empty() || t.front() == '^' || data_map.empty()) return rename_tensor(t, fn);
+        endpoint e;
+        if (endpoint::try_split(t, e)) {
+            if (auto it = data_map.find(e); it != data_map.end()) return it->second.str();
+        }
+        return rename_tensor(t, fn);
+    };
+
+    // 3. names and functions must be free
+    if (scope.empty()) {
+        for (const auto& n : sg) {
+            if (!removed.count(n.name) && tg.contains(n.name)) {
+                throw invalid_argument_error("import: node '" + n.name + "' is already in the target graph",
+                                             location::at_node(n.name, n.op), "import under a scope (import_options::scope)");
+            }
+        }
+    }
+    std::vector<const function_def*> new_functions;
+    {
+        std::unordered_map<std::string_view, const function_def*> have;
+        for (auto& fd : tg.library.functions) have.emplace(fd.name(), &fd);
+        for (auto& fd : sg.library.functions) {
+            auto it = have.find(fd.name());
+            if (it == have.end()) {
+                new_functions.push_back(&fd);
+            } else if (!(*it->second == fd)) {
+                throw graph_error("import: function '" + fd.name() + "' of the imported graph differs from the target's function of that name",
+                                  location::at_node(fd.name()), "rename one of the functions before importing");
+            }
+        }
+    }
+    for (auto& e : o.return_elements) {
+        std::string_view nm = e;
+        if (!nm.empty() && nm.front() == '^') nm.remove_prefix(1);
+        endpoint ep;
+        std::string node_name = endpoint::try_split(nm, ep) ? ep.node : std::string(nm);
+        if (!sg.contains(node_name)) {
+            throw not_found_error("import: return element '" + e + "' is not in the imported graph", location::at_tensor(e),
+                                  detail::close_nodes_hint(sg, node_name, "the imported graph"));
+        }
+    }
+
+    // 4. collections, renamed on copies (before touching the target)
+    std::map<std::string, collection_def> colls;
+    if (o.import_collections) {
+        for (const auto& [name, c] : src.collections) {
+            collection_def cc = c;
+            if (cc.which == collection_def::kind::node_list && !removed.empty()) {
+                std::erase_if(cc.values, [&](const std::string& v) {
+                    std::string_view t = v;
+                    if (t.starts_with('^')) t.remove_prefix(1);
+                    endpoint e;
+                    return endpoint::try_split(t, e) && removed.count(e.node) != 0;
+                });
+            }
+            if (!rename_collection(cc, fn)) {
+                r.dropped_collections.push_back(name);
+                continue;
+            }
+            auto it = into.collections.find(name);
+            if (it != into.collections.end() && it->second.which != cc.which && it->second.which != collection_def::kind::none &&
+                cc.which != collection_def::kind::none) {
+                r.dropped_collections.push_back(name);
+                continue;
+            }
+            colls.emplace(name, std::move(cc));
+        }
+    }
+
+    // 5. nodes
+    tg.reserve(tg.size() + sg.size());
+    for (const auto& sn : sg) {
+        if (removed.count(sn.name)) {
+            r.removed.push_back(sn.name);
+            continue;
+        }
+        node n = sn;
+        n.name = join_scope(scope, sn.name);
+        for (auto& in : n.inputs) {
+            if (!data_map.empty()) {
+                if (auto it = data_map.find(in); it != data_map.end()) {
+                    in = it->second;
+                    continue;
+                }
+            }
+            in.node = f(in.node);
+        }
+        for (auto& c : n.control_inputs) {
+            if (!control_map.empty()) {
+                if (auto it = control_map.find(c); it != control_map.end()) {
+                    c = it->second;
+                    continue;
+                }
+            }
+            c = f(c);
+        }
+        rename_colocation(n, fn);
+        if (!scope.empty() && (n.op == "VarHandleOp" || n.op == "VariableV2" || n.op == "Variable" ||
+                               n.op.find("Table") != std::string::npos)) {
+            if (auto* a = n.attrs.find("shared_name"); a && a->which() == attr_value::kind::s && !a->s().empty()) {
+                *a = attr_value(join_scope(scope, a->s()));
+            }
+        }
+        if (o.clear_devices) n.device.clear();
+        tg.add_node(std::move(n));
+        ++r.imported_nodes;
+    }
+    for (auto* fd : new_functions) tg.add_function(*fd);
+    if (src.info.has_stripped_op_list) {
+        std::unordered_set<std::string> have;
+        for (auto& d : std::as_const(into.info.stripped_op_list)) have.insert(d.name);
+        for (std::size_t i = 0; i < src.info.stripped_op_list.size(); ++i) {
+            auto& d = src.info.stripped_op_list[i];
+            if (!tg.registry().find(d.name)) tg.registry().add(src.info.stripped_op_list.shared(i));
+            if (have.insert(d.name).second && into.info.has_stripped_op_list) into.info.stripped_op_list.push_back(d);
+        }
+    }
+
+    // 6. collections, saver, signatures, results
+    for (auto& [name, cc] : colls) {
+        auto& dst = into.collections[name];
+        if (dst.which == collection_def::kind::none) {
+            dst = std::move(cc);
+            continue;
+        }
+        dst.values.insert(dst.values.end(), cc.values.begin(), cc.values.end());
+        dst.variables.insert(dst.variables.end(), cc.variables.begin(), cc.variables.end());
+        dst.int64s.insert(dst.int64s.end(), cc.int64s.begin(), cc.int64s.end());
+        dst.floats.insert(dst.floats.end(), cc.floats.begin(), cc.floats.end());
+        dst.anys.insert(dst.anys.end(), cc.anys.begin(), cc.anys.end());
+    }
+    if (src.saver) {
+        r.saver = rename(*src.saver, fn);
+        if (o.replace_saver || (!into.saver && scope.empty())) into.saver = r.saver;
+    }
+    for (const auto& [key, sig] : src.signatures) {
+        signature_def s = rename(sig, fn);
+        for (auto* m : {&s.inputs, &s.outputs}) {
+            for (auto& [k, ti] : *m) {
+                auto orig = (m == &s.inputs ? sig.inputs : sig.outputs).at(k).name;
+                ti.name = tensor_name(orig);
+            }
+        }
+        r.signatures[key] = s;
+        if (o.import_signatures) into.signatures[join_scope(scope, key)] = std::move(s);
+    }
+    for (auto& e : o.return_elements) r.return_elements.push_back(tensor_name(e));
+    for (auto& v : detail::variable_names(src, "variables", true)) r.variables.push_back(f(v));
+    for (auto& v : detail::variable_names(src, "trainable_variables", false)) r.trainable_variables.push_back(f(v));
+    if (sg.contains("init") && !removed.count("init")) r.init_op = join_scope(scope, "init");
+    tg.touch();
+    return r;
+}
+
+}  // namespace graft::surgery
