@@ -428,3 +428,32 @@ TEST_CASE("graft freeze / unfreeze / run on the command line") {
     CHECK(r.code == 1);
     CHECK(r.output.find("nope") != std::string::npos);
 }
+
+TEST_CASE("graft freeze of TF's half_plus_two SavedModel (serving_default outputs), unfreeze by name, run both") {
+    using namespace freeze_t;
+    auto sm = graft::test::fixture("tf-serving/saved_model_half_plus_two_cpu/00000123");
+    GRAFT_REQUIRE_PATH(sm);
+    auto d = graft::test::scratch("freeze_hp2").string();
+    auto r = graft::test::run_cli("freeze " + sm.string() + " -o " + d + "/hp2.pb");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    graft::graph frozen = graft::tf::load_graph(d + "/hp2.pb");
+    CHECK(frozen.at("a").op == "Const");
+    CHECK(frozen.at("b").op == "Const");
+    CHECK(!frozen.contains("c"));  // y = a*x + b does not need c
+    r = graft::test::run_cli("run " + d + "/hp2.pb --feed x=[1,2,5] --fetch y:0 --out " + d + "/f");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    tensor want = tensor::from_vector<float>({3}, {2.5f, 3.0f, 4.5f});
+    CHECK(max_diff(graft::read_npy(d + "/f/y_0.npy"), want) < 1e-6);
+    // scalars are not picked by default; by name they are
+    r = graft::test::run_cli("unfreeze " + d + "/hp2.pb -o " + d + "/u/model");
+    CHECK(r.code == 1);
+    r = graft::test::run_cli("unfreeze " + d + "/hp2.pb --name a --name b -o " + d + "/u/model");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    r = graft::test::run_cli("run " + d + "/u/model.meta --ckpt " + d + "/u/model --feed x=[1,2,5] --fetch y:0 --out " + d + "/u");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(max_diff(graft::read_npy(d + "/u/y_0.npy"), want) < 1e-6);
+}
