@@ -19,6 +19,15 @@ inline bool stateful_ok(std::string_view op) {
            op == "VarIsInitializedOp" || op == "Placeholder" || op == "PlaceholderV2";
 }
 
+/// Ops that write a variable through a ref input (TF does not mark them stateful).
+inline bool mutates_variable(std::string_view op) {
+    for (std::string_view p : {"Apply", "ResourceApply", "SparseApply", "ResourceSparseApply", "Assign", "Scatter",
+                               "ResourceScatter"}) {
+        if (op.substr(0, p.size()) == p) return true;
+    }
+    return op == "CountUpTo";
+}
+
 /// A deterministic non-zero 31-bit seed from a node name (FNV-1a).
 inline std::int64_t name_seed(std::string_view s) {
     std::uint32_t h = 2166136261u;
@@ -223,7 +232,7 @@ private:
         auto it = stateful_.find(op);
         if (it != stateful_.end()) return it->second;
         const op_def* d = src_.graph.registry().find(op);
-        bool r = d && d->is_stateful && !stateful_ok(op);
+        bool r = (d && d->is_stateful && !stateful_ok(op)) || mutates_variable(op);
         stateful_.emplace(op, r);
         return r;
     }
@@ -237,7 +246,7 @@ private:
             throw invalid_argument_error(
                 detail::cat("clone: the subgraph holds stateful op '", n.name, "' (", n.op, "), path ", path_to(n)),
                 location::at_node(n.name, n.op),
-                "only variables, their reads and random ops can be copied; move the inputs past this op");
+                "only variables, their reads and random ops can be copied (not updates); move the boundary past this op");
         }
         if (initializer && is_random_op(n.op)) reseed_.insert(&n);
         return at;
