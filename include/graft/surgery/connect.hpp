@@ -181,13 +181,38 @@ inline std::vector<scoped_restore_report> restore_parts(exec::session& s, const 
     return out;
 }
 
+/// Removes the parts' own save/restore ops (imported from their MetaGraphs; they read the parts'
+/// separate checkpoints), so that the combined graph has one Saver and loaders that find
+/// checkpoint keys through the save ops see only it. Returns how many nodes went. Never throws
+/// (except bad_alloc).
+inline std::size_t drop_part_savers(connected& c) {
+    std::vector<std::string> prefixes;
+    for (auto& p : c.parts) {
+        if (!p.imported.saver) continue;
+        const std::string& r = p.imported.saver->restore_op_name;
+        auto slash = r.rfind('/');
+        if (slash == std::string::npos || r.compare(0, p.label.size() + 1, p.label + "/") != 0) continue;
+        prefixes.push_back(r.substr(0, slash + 1));  // "A/save/"
+        p.imported.saver.reset();
+    }
+    if (prefixes.empty()) return 0;
+    return c.mg.graph.remove_if([&](const node& n) {
+        for (auto& pre : prefixes) {
+            if (n.name.compare(0, pre.size(), pre) == 0) return true;
+        }
+        return false;
+    });
+}
+
 /// Saves every global variable of `c.mg` (keys = the scoped names, as TF would name them) to
 /// `prefix` with a Saver, which also writes "<prefix>.meta" with standard save/ ops (added to
-/// c.mg the first time). Returns the prefix. Throws like train::saver.
+/// c.mg the first time, after drop_part_savers: the combined MetaGraph has one Saver). Returns
+/// the prefix. Throws like train::saver.
 inline std::string save_combined(exec::session& s, connected& c, const std::string& prefix) {
     train::saver_options so;
     so.max_to_keep = 0;
     bool have_ops = c.mg.graph.contains("save/restore_all") && c.mg.saver && c.mg.saver->restore_op_name == "save/restore_all";
+    if (!have_ops) drop_part_savers(c);
     so.build_ops = !have_ops;
     train::saver sv(c.mg, so);
     return sv.save(s, prefix);
