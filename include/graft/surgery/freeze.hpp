@@ -80,7 +80,7 @@ inline value_source checkpoint_values(const std::string& path) {
             "checkpoint '" + r->prefix() + "'"};
 }
 
-namespace detail {
+namespace freeze_detail {
 
 inline std::string join_names(const std::vector<std::string>& v, std::size_t max = 20) {
     std::string r;
@@ -136,7 +136,7 @@ inline void prune_colocation(graph& g) {
     }
 }
 
-}  // namespace detail
+}  // namespace freeze_detail
 
 /// The frozen GraphDef of `g` for `outputs` (node or tensor names, comma-separated allowed):
 /// the nodes the outputs need, each variable read replaced by a Const of its value from `src`.
@@ -147,7 +147,7 @@ inline void prune_colocation(graph& g) {
 /// e.g. an Assign or optimizer update: the node is named; an input naming a missing node).
 inline graph freeze(const graph& g, const std::vector<variable_info>& vars, const value_source& src,
                     const std::vector<std::string>& outputs) {
-    auto outs = detail::output_nodes(outputs);
+    auto outs = freeze_detail::output_nodes(outputs);
     if (outs.empty()) {
         throw invalid_argument_error("freeze: no outputs given", {},
                                      "name the inference outputs, e.g. {\"probs\"} or --outputs probs:0");
@@ -155,7 +155,7 @@ inline graph freeze(const graph& g, const std::vector<variable_info>& vars, cons
     std::vector<std::string> missing;
     for (auto& o : outs) if (!g.contains(o)) missing.push_back(o);
     if (!missing.empty()) {
-        throw not_found_error("freeze: outputs not in the graph: " + detail::join_names(missing),
+        throw not_found_error("freeze: outputs not in the graph: " + freeze_detail::join_names(missing),
                               location::at_node(missing.front()),
                               "give node names (add_4) or tensor names (add_4:0); `graft inspect MODEL --nodes` lists them");
     }
@@ -185,7 +185,7 @@ inline graph freeze(const graph& g, const std::vector<variable_info>& vars, cons
         for (auto& use : g.consumers({n.name, 0})) {
             const node& u = *use.consumer;
             if (!keep.count(u.name)) continue;
-            bool read = resource ? u.op == "ReadVariableOp" : detail::reads_ref_value(g, u);
+            bool read = resource ? u.op == "ReadVariableOp" : freeze_detail::reads_ref_value(g, u);
             if (!read) {
                 throw graph_error("freeze: node '" + u.name + "' (" + u.op + ") uses variable '" + n.name +
                                       "' other than by reading it, and the outputs need it",
@@ -226,7 +226,7 @@ inline graph freeze(const graph& g, const std::vector<variable_info>& vars, cons
         values.emplace(n.name, *t);
     }
     if (!no_value.empty()) {
-        throw not_found_error("freeze: no value in " + src.description + " for variables: " + detail::join_names(no_value),
+        throw not_found_error("freeze: no value in " + src.description + " for variables: " + freeze_detail::join_names(no_value),
                               location::at_node(no_value.front()),
                               "restore or initialize them first, or pass the checkpoint that holds them");
     }
@@ -261,7 +261,7 @@ inline graph freeze(const graph& g, const std::vector<variable_info>& vars, cons
         }
         r.add_node(std::move(c));
     }
-    detail::prune_colocation(r);
+    freeze_detail::prune_colocation(r);
     return r;
 }
 
@@ -314,7 +314,7 @@ struct unfrozen {
     std::string init;                      ///< the NoOp that initializes them all ("init")
 };
 
-namespace detail {
+namespace freeze_detail {
 
 /// Inputs that hold weights: (op, input slots).
 inline bool weight_slot(std::string_view op, int input) {
@@ -337,7 +337,7 @@ inline dtype const_dtype(const node& n) {
     return dtype::invalid;
 }
 
-}  // namespace detail
+}  // namespace freeze_detail
 
 /// The Consts unfreeze() picks by default, in graph order: float Consts with at least
 /// `min_elements` elements read through an Identity or consumed in a weight slot (MatMul's b,
@@ -347,13 +347,13 @@ inline dtype const_dtype(const node& n) {
 inline std::vector<std::string> weight_consts(const graph& g, std::int64_t min_elements = 2) {
     std::vector<std::string> r;
     for (const node& n : g) {
-        if (n.op != "Const" || !detail::is_float(detail::const_dtype(n))) continue;
+        if (n.op != "Const" || !freeze_detail::is_float(freeze_detail::const_dtype(n))) continue;
         const attr_value* v = n.attr("value");
         if (!v || v->which() != attr_value::kind::tensor) continue;
         if (v->tensor().shape().num_elements() < min_elements) continue;
         bool weight = false;
         for (auto& use : g.consumers({n.name, 0})) {
-            weight = weight || use.consumer->op == "Identity" || detail::weight_slot(use.consumer->op, use.input);
+            weight = weight || use.consumer->op == "Identity" || freeze_detail::weight_slot(use.consumer->op, use.input);
         }
         if (weight) r.push_back(n.name);
     }
@@ -372,7 +372,7 @@ inline std::vector<std::string> select_consts(const graph& g, const unfreeze_opt
             throw not_found_error(graft::detail::cat("unfreeze: no float Const of at least ", o.min_elements,
                                                      " elements feeds a weight input"),
                                   {}, consts.empty() ? "the graph has no Consts"
-                                                     : "choose them by name or regex; Consts: " + detail::join_names(consts));
+                                                     : "choose them by name or regex; Consts: " + freeze_detail::join_names(consts));
         }
         return r;
     }
@@ -384,8 +384,8 @@ inline std::vector<std::string> select_consts(const graph& g, const unfreeze_opt
         else chosen.insert(name);
     }
     if (!bad.empty()) {
-        throw not_found_error("unfreeze: not Consts of the graph: " + detail::join_names(bad), location::at_node(bad.front()),
-                              consts.empty() ? "the graph has no Consts" : "Consts: " + detail::join_names(consts));
+        throw not_found_error("unfreeze: not Consts of the graph: " + freeze_detail::join_names(bad), location::at_node(bad.front()),
+                              consts.empty() ? "the graph has no Consts" : "Consts: " + freeze_detail::join_names(consts));
     }
     if (!o.select.empty()) {
         std::regex re;
@@ -405,7 +405,7 @@ inline std::vector<std::string> select_consts(const graph& g, const unfreeze_opt
         (void)before;
         if (!any) {
             throw not_found_error("unfreeze: --select '" + o.select + "' matches no Const", {},
-                                  consts.empty() ? "the graph has no Consts" : "Consts: " + detail::join_names(consts));
+                                  consts.empty() ? "the graph has no Consts" : "Consts: " + freeze_detail::join_names(consts));
         }
     }
     std::vector<std::string> r;
