@@ -393,6 +393,16 @@ TEST_CASE("graft clone CLI writes the original plus the copy; graft run runs the
                                     " --fetch copy/logits:0 --fetch logits:0");
     INFO(run.output);
     CHECK(run.code == 0);
+    // share, with the copy's input bound to the original's x: no new placeholder, no checkpoint needed
+    auto out2 = (dir / "tied").string();
+    r = graft::test::run_cli("clone " + prefix + ".meta --outputs logits --scope tied --init share --map 'tied/x:0=x:0' -o " + out2);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("input  x:0 -> x:0") != std::string::npos);
+    graft::meta_graph tied = graft::tf::load_meta_graph(out2 + ".meta");
+    CHECK(tied.graph.at("tied/dense/MatMul").inputs[0] == graft::endpoint{"x", 0});
+    CHECK_FALSE(tied.graph.contains("tied/x"));
+    CHECK_FALSE(tied.graph.contains("tied/dense/kernel"));
     r = graft::test::run_cli("clone " + prefix + ".meta --inputs x --outputs logits --scope dense -o " + out);
     CHECK(r.code != 0);
     CHECK(r.output.find("scope 'dense'") != std::string::npos);
