@@ -215,7 +215,6 @@ private:
             }
             if (m->op == "Placeholder" || m->op == "PlaceholderV2") {
                 parent_.emplace(m, visit_info{f.n, 0});
-                std::string first = o_.outputs.empty() ? std::string() : o_.outputs.front();
                 throw invalid_argument_error(
                     detail::cat("clone: the boundary does not separate the graph: walking back from the outputs reaches "
                                 "placeholder '", m->name, "' (path ", path_to(*m), ")"),
