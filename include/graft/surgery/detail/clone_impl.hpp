@@ -559,7 +559,7 @@ private:
         }
         if (!assigns.empty()) {
             node init(fresh(prefix_ + "init"), "NoOp");
-            for (auto& a : assigns) init.add_control_input(a);
+            init.control_inputs = assigns;  // distinct names already; add_control_input's check is quadratic
             r_.init_op = init.name;
             added_.push_back(std::move(init));
         }
