@@ -240,7 +240,7 @@ TEST_CASE("connect: mnist-softmax/train_model.ckpt behind a graft-made preproces
     CHECK(c.mg.graph.at("mnist/MatMul").inputs[0] == graft::endpoint{"pre/scaled", 0});
 }
 
-TEST_CASE("cli: graft connect writes OUT.meta + OUT checkpoint that graft run executes") {
+TEST_CASE("cli: graft connect writes OUT.meta + OUT checkpoint (or a SavedModel) that graft run executes") {
     using namespace connect_t;
     pair_fixture f("surgery_connect_cli");
     std::string out_prefix = (f.dir / "out" / "combined").string();
@@ -261,6 +261,18 @@ TEST_CASE("cli: graft connect writes OUT.meta + OUT checkpoint that graft run ex
     tensor got = graft::read_npy((f.dir / "res" / "B_logits_0.npy").string());
     tensor want = run_alone(f.b, f.cb, "g2_input:0", run_alone(f.a, f.ca, "x:0", x, "g1_output:0"), "logits:0");
     CHECK(max_diff(got, want) <= 1e-6);
+
+    // --saved-model: a SavedModel directory graft run restores by itself
+    std::string sm = (f.dir / "sm").string();
+    REQUIRE(graft::test::run_cli("connect A=" + f.ca + ".meta:" + f.ca + " B=" + f.cb + ".meta:" + f.cb +
+                                     " --map 'B/g2_input:0=A/g1_output:0' --saved-model -o " + sm,
+                                 out) == 0);
+    rc = graft::test::run_cli("run " + sm + " --feed A/x=@" + (f.dir / "x.npy").string() + " --fetch B/logits:0 --out " +
+                                  (f.dir / "res_sm").string(),
+                              out);
+    CAPTURE(out);
+    REQUIRE(rc == 0);
+    CHECK(max_diff(graft::read_npy((f.dir / "res_sm" / "B_logits_0.npy").string()), want) <= 1e-6);
 
     // bad seam: a clear error naming the tensors, exit code 1
     rc = graft::test::run_cli("connect A=" + f.ca + ".meta:" + f.ca + " B=" + f.cb + ".meta:" + f.cb +
