@@ -1,5 +1,5 @@
 // Graph surgery: sync of 100 MB of weights between two sessions against a plain memcpy of the same
-// bytes; connect and clone of synthetic graphs of 10k and 100k nodes (time should grow linearly).
+// bytes; import, connect and clone of synthetic graphs of 10k and 100k nodes (time should grow linearly).
 //
 //   build/benchmarks/bench_surgery --benchmark_filter=sync
 #include <benchmark/benchmark.h>
@@ -13,6 +13,7 @@
 #include "graft/exec/session.hpp"
 #include "graft/surgery/clone.hpp"
 #include "graft/surgery/connect.hpp"
+#include "graft/surgery/import.hpp"
 #include "graft/surgery/sync.hpp"
 #include "graft/train/variables.hpp"
 
@@ -108,6 +109,22 @@ void BM_connect(benchmark::State& st) {
     st.counters["ns_per_node"] = benchmark::Counter(static_cast<double>(total), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_connect)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// import_meta_graph() of one chain model of n nodes under a scope, its input mapped.
+void BM_import(benchmark::State& st) {
+    const auto& src = chain_model(st.range(0));
+    std::size_t total = 0;
+    for (auto _ : st) {
+        st.PauseTiming();
+        graft::meta_graph into;
+        graft::graph_builder(into.graph).placeholder("in", dtype::float32, graft::shape{-1, 4});
+        st.ResumeTiming();
+        total = graft::surgery::import_meta_graph(into, src, graft::surgery::under("m", {{"x:0", "in:0"}})).imported_nodes;
+    }
+    st.counters["nodes"] = static_cast<double>(total);
+    st.counters["ns_per_node"] = benchmark::Counter(static_cast<double>(total), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_import)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// clone() of a whole chain model (every layer and its variables, init policy `init`) into "copy".
 void BM_clone(benchmark::State& st) {

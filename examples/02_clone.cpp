@@ -113,7 +113,7 @@ int main() {
     auto with = [&](std::string scope, surgery::init_policy p) {
         o.scope = std::move(scope);
         o.init = p;
-        o.values = p == surgery::init_policy::copy ? surgery::values_from_checkpoint(ckpt) : nullptr;
+        o.values = p == surgery::init_policy::copy ? surgery::checkpoint_values(ckpt) : surgery::value_source{};
         return surgery::clone(mg, o);
     };
     auto rc = with("copy", surgery::init_policy::copy);

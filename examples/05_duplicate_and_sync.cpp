@@ -96,7 +96,9 @@ double accuracy(const tensor& logits, const tensor& labels) {
 int run_trainer(const std::string& pretrained, const std::string& dir) {
     auto [x, y] = make_data(7);
     classifier m;
-    train::saver saver(m.mg, {.max_to_keep = 3});
+    train::saver_options so;
+    so.max_to_keep = 3;
+    train::saver saver(m.mg, so);
     graft::exec::session s(m.mg.graph);
     s.run({}, {}, {m.init});
     saver.restore(s, pretrained);
@@ -123,7 +125,9 @@ int main(int argc, char** argv) {
 
     // 1. The pre-trained model, saved as TF files.
     classifier m;
-    train::saver saver(m.mg, {.max_to_keep = 1});
+    train::saver_options so;
+    so.max_to_keep = 1;
+    train::saver saver(m.mg, so);
     graft::exec::session trainer(m.mg.graph);
     trainer.run({}, {}, {m.init});
     for (int i = 0; i < 30; ++i) trainer.run({{"x", x}, {"labels", y}}, {}, {m.train_op});

@@ -132,11 +132,11 @@ TEST_CASE("clone: copy, init and share on a trained MLP; training one leaves the
     o.outputs = {"logits:0"};
     o.scope = "copy";
     o.init = surgery::init_policy::copy;
-    o.values = surgery::values_from(trained);
+    o.values = surgery::session_values(trained);
     auto rc = surgery::clone(m.mg, o);
     o.scope = "fresh";
     o.init = surgery::init_policy::init;
-    o.values = nullptr;
+    o.values = {};
     auto ri = surgery::clone(m.mg, o);
     o.scope = "tied";
     o.init = surgery::init_policy::share;
@@ -244,7 +244,7 @@ TEST_CASE("clone_into another graph from a checkpoint, with an input map; the ex
     o.scope = "net";
     o.input_map = {{"x:0", "scaled:0"}};
     o.init = surgery::init_policy::copy;
-    o.values = surgery::values_from_checkpoint(prefix);
+    o.values = surgery::checkpoint_values(prefix);
     auto r = surgery::clone_into(dst, m.mg, o);
     CHECK(r.placeholders.empty());
     CHECK(r.inputs.at("x:0") == "scaled:0");
@@ -291,7 +291,7 @@ TEST_CASE("clone: word_cnn.meta's inference part, exported and reloaded") {
     o.outputs = {"output/dense/BiasAdd:0", "output/ArgMax"};
     o.scope = "copy";
     o.init = surgery::init_policy::copy;
-    o.values = surgery::values_from(orig);
+    o.values = surgery::session_values(orig);
     auto r = surgery::clone(mg, o);
     CHECK(r.placeholders == std::vector<std::string>{"copy/x", "copy/is_training"});
     CHECK(mg.graph.at("copy/x").attr("dtype")->type() == dtype::int32);

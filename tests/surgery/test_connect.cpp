@@ -18,6 +18,7 @@
 #include "graft/tf/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
+#include "graft/data/idx.hpp"
 #include "support/fixtures.hpp"
 
 namespace connect_t {
@@ -217,7 +218,7 @@ TEST_CASE("connect: mnist-softmax/train_model.ckpt behind a graft-made preproces
     auto c = surgery::connect({{"pre", pre, ""}, {"mnist", mnist, ckpt}}, {{"mnist/Placeholder:0", "pre/scaled:0"}});
     CHECK(!c.mg.graph.contains("mnist/Placeholder"));
 
-    // digit-like inputs: raw pixels 0..255 (the MNIST files are gzip'd; this test binary has no zlib)
+    // digit-like inputs: raw pixels 0..255
     const int n = 16;
     tensor x(dtype::float32, {n, 784});
     tensor noise = randn({n, 784}, 11, 1.f);
@@ -238,6 +239,22 @@ TEST_CASE("connect: mnist-softmax/train_model.ckpt behind a graft-made preproces
     CHECK(max_diff(got, want) <= 1e-6);
     // the mapped placeholder's consumers read the preprocessing output
     CHECK(c.mg.graph.at("mnist/MatMul").inputs[0] == graft::endpoint{"pre/scaled", 0});
+
+    // The real MNIST test set through the combined graph, as raw 0..255 pixels: TensorFlow printed
+    // 0.7357 for this checkpoint on the [0, 1] features.
+    auto images = graft::test::dataset("mnist/t10k-images-idx3-ubyte.gz");
+    auto labels = graft::test::dataset("mnist/t10k-labels-idx1-ubyte.gz");
+    GRAFT_REQUIRE_PATH(images);
+    tensor pixels = graft::cast(graft::data::read_idx(images.string()), dtype::float32).reshaped({10000, 784});
+    tensor lab = graft::cast(graft::data::read_idx(labels.string()), dtype::int64);
+    tensor logits = s.run({{"pre/raw:0", pixels}}, {"mnist/Add:0"})[0];
+    std::int64_t correct = 0;
+    for (std::int64_t i = 0; i < 10000; ++i) {
+        std::int64_t best = 0;
+        for (std::int64_t j = 1; j < 10; ++j) best = logits.matrix<float>()(i, j) > logits.matrix<float>()(i, best) ? j : best;
+        correct += best == lab.flat<std::int64_t>()(i);
+    }
+    CHECK(correct == 7357);
 }
 
 TEST_CASE("cli: graft connect writes OUT.meta + OUT checkpoint (or a SavedModel) that graft run executes") {

@@ -62,7 +62,7 @@ void run_clone(const clone_args& a) {
                 "--init copy needs the original's values: pass --ckpt PREFIX", {},
                 "without a checkpoint use --init init (fresh values) or --init share");
         }
-        o.values = graft::surgery::values_from_checkpoint(a.ckpt);
+        o.values = graft::surgery::checkpoint_values(a.ckpt);
     }
     std::vector<std::string> originals;
     for (auto& v : graft::find_variables(mg)) originals.push_back(v.node);

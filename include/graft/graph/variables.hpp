@@ -81,8 +81,9 @@ inline std::vector<std::string> object_paths(const saved_object_graph& og) {
 namespace detail {
 
 /// checkpoint key per variable node from the Saver's restore ops: RestoreV2 output k (possibly
-/// through Identity) assigned to a variable gets tensor_names[k].
-inline std::unordered_map<std::string, std::string> saver_keys(const graph& g) {
+/// through Identity) assigned to a variable gets tensor_names[k]. With `scope` ("save/"), only the
+/// restore ops under it count (a graph with several savers: the MetaGraph's own SaverDef wins).
+inline std::unordered_map<std::string, std::string> saver_keys(const graph& g, std::string_view scope = {}) {
     std::unordered_map<std::string, std::string> keys;
     auto names_of = [&](const node& restore) -> std::vector<std::string> {
         if (restore.inputs.size() < 2) return {};
@@ -100,6 +101,7 @@ inline std::unordered_map<std::string, std::string> saver_keys(const graph& g) {
     for (const auto& n : g) {
         bool v2 = n.op == "RestoreV2", v1 = n.op == "Restore" || n.op == "RestoreSlice";
         if (!v2 && !v1) continue;
+        if (!scope.empty() && n.name.compare(0, scope.size(), scope) != 0) continue;
         auto names = names_of(n);
         int outs = v2 ? static_cast<int>(names.size()) : 1;
         for (int k = 0; k < outs && k < static_cast<int>(names.size()); ++k) {
@@ -197,7 +199,12 @@ inline std::vector<variable_info> find_variables(const graph& g, const meta_grap
     }
     // 3. checkpoint keys: TF1 saver wiring, else the op name (or the full name of a partition)
     // (with a saver in the graph, a variable it does not restore has no key: it is not saved)
-    auto skeys = saver_keys(g);
+    std::unordered_map<std::string, std::string> skeys;
+    if (mg.saver && !mg.saver->restore_op_name.empty()) {
+        const std::string& r = mg.saver->restore_op_name;  // "save/restore_all" -> "save/"
+        if (auto slash = r.rfind('/'); slash != std::string::npos) skeys = saver_keys(g, std::string_view(r).substr(0, slash + 1));
+    }
+    if (skeys.empty()) skeys = saver_keys(g);
     for (auto& v : out) {
         if (auto it = skeys.find(v.node); it != skeys.end()) v.checkpoint_key = it->second;
         else if (skeys.empty()) v.checkpoint_key = v.save_slice ? v.save_slice->full_name : v.node;

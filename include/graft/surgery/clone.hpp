@@ -12,7 +12,7 @@
 //   graft::surgery::clone_options o;
 //   o.inputs = {"x"};  o.outputs = {"logits:0"};  o.scope = "copy";
 //   o.init = graft::surgery::init_policy::copy;
-//   o.values = graft::surgery::values_from(session);          // or values_from_checkpoint("model.ckpt")
+//   o.values = graft::surgery::session_values(session);       // or checkpoint_values("model.ckpt")
 //   auto r = graft::surgery::clone(mg, o);
 //   r.outputs[0] == "copy/logits:0";  r.placeholders[0] == "copy/x";  r.init_op == "copy/init";
 //
@@ -40,6 +40,7 @@
 #include "graft/graph/meta_graph.hpp"
 #include "graft/graph/variables.hpp"
 #include "graft/surgery/rename.hpp"
+#include "graft/surgery/values.hpp"
 #include "graft/tf/checkpoint.hpp"
 #include "graft/tf/graph_io.hpp"
 
@@ -56,53 +57,6 @@ inline init_policy parse_init_policy(std::string_view s) {
     throw invalid_argument_error(detail::cat("unknown init policy '", s, "'"), {}, "use copy, init or share");
 }
 
-/// One original variable whose value a `copy` clone needs.
-struct variable_source {
-    std::string node;            ///< VariableV2 / VarHandleOp node in the source graph
-    std::string store_key;       ///< the session's key (shared_name, else the node name)
-    std::string checkpoint_key;  ///< the Saver's key for it
-    graft::dtype type = graft::dtype::invalid;
-    graft::shape shape = graft::shape::unknown_rank();
-};
-
-/// Gives the current value of a variable (for init_policy::copy).
-using value_source = std::function<tensor(const variable_source&)>;
-
-/// Values from a session's variable store (deep copies). Reading throws not_found_error naming a
-/// variable the session has not initialized.
-inline value_source values_from(exec::session& s) {
-    return [&s](const variable_source& v) {
-        auto var = s.variables().find(v.store_key);
-        if (!var) {
-            throw not_found_error("copy: variable '" + v.node + "' has no value in the session",
-                                  location::at_node(v.node), "run the original's initializer or restore a checkpoint first");
-        }
-        return var->read().clone();
-    };
-}
-
-/// Values from a checkpoint (anything graft::tf::checkpoint_reader opens), by checkpoint key.
-/// Opening throws io_error; reading throws not_found_error naming the key.
-inline value_source values_from_checkpoint(const std::string& path) {
-    auto r = std::make_shared<tf::checkpoint_reader>(path);
-    return [r, path](const variable_source& v) {
-        if (!r->contains(v.checkpoint_key)) {
-            throw not_found_error("copy: checkpoint has no key '" + v.checkpoint_key + "' for variable '" + v.node + "'",
-                                  location::in_file(path), "pass a checkpoint of the original model");
-        }
-        return r->read(v.checkpoint_key);
-    };
-}
-
-/// Values from a map keyed by variable node name or checkpoint key. Reading throws not_found_error.
-inline value_source values_from(std::map<std::string, tensor> m) {
-    return [m = std::move(m)](const variable_source& v) {
-        if (auto it = m.find(v.node); it != m.end()) return it->second;
-        if (auto it = m.find(v.checkpoint_key); it != m.end()) return it->second;
-        throw not_found_error("copy: no value given for variable '" + v.node + "'", location::at_node(v.node));
-    };
-}
-
 struct clone_options {
     /// Boundary inputs: tensors ("add_4:0") or nodes ("add_4": each of its outputs). Not copied.
     std::vector<std::string> inputs;
@@ -114,7 +68,7 @@ struct clone_options {
     /// become Placeholders "<scope>/<node>".
     std::map<std::string, std::string> input_map;
     init_policy init = init_policy::init;
-    /// Required for init_policy::copy: values_from(session), values_from_checkpoint(prefix), ...
+    /// Required for init_policy::copy: session_values(s), checkpoint_values(prefix), map_values(m)
     value_source values;
     /// init policy: give copied random initializer ops (seed or seed2 set) a new seed2.
     bool reseed = true;

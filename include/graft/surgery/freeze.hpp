@@ -46,39 +46,9 @@
 #include "graft/tf/graph_io.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
+#include "graft/surgery/values.hpp"
 
 namespace graft::surgery {
-
-/// Where freeze() reads variable values: `read` returns a variable's value, or nullopt when the
-/// source has none; `description` names the source in errors ("checkpoint 'model.ckpt'").
-struct value_source {
-    std::function<std::optional<tensor>(const variable_info&)> read;
-    std::string description;
-};
-
-/// The current values of a session's variables (uninitialized ones count as missing). The
-/// session must outlive the source. Never throws.
-inline value_source session_values(exec::session& s) {
-    return {[&s](const variable_info& v) -> std::optional<tensor> {
-                const node* n = s.g().find(v.node);
-                auto var = s.variables().find(n ? exec::variable_key(*n) : v.node);
-                if (!var || !var->initialized()) return std::nullopt;
-                return var->read();
-            },
-            "the session"};
-}
-
-/// Values from a checkpoint (prefix, directory with a `checkpoint` file, SavedModel dir), by each
-/// variable's checkpoint key. Throws io_error / format_error when it cannot be opened.
-inline value_source checkpoint_values(const std::string& path) {
-    auto r = std::make_shared<tf::checkpoint_reader>(path);
-    return {[r](const variable_info& v) -> std::optional<tensor> {
-                const std::string& key = v.checkpoint_key.empty() ? v.name : v.checkpoint_key;
-                if (!r->contains(key)) return std::nullopt;
-                return r->read(key);
-            },
-            "checkpoint '" + r->prefix() + "'"};
-}
 
 namespace freeze_detail {
 

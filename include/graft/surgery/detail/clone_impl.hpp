@@ -503,11 +503,16 @@ private:
                     throw invalid_argument_error(
                         detail::cat("clone: init policy copy needs a value source (variable '", v.name, "')"),
                         location::at_node(v.name, v.op),
-                        "set clone_options::values = values_from(session) or values_from_checkpoint(prefix), or use init");
+                        "set clone_options::values = session_values(s) or checkpoint_values(prefix), or use init");
                 }
-                variable_source vs{v.name, store_key(v), p.vi->checkpoint_key.empty() ? v.name : p.vi->checkpoint_key,
-                                   p.vi->dtype, p.vi->shape};
-                tensor val = o_.values(vs);
+                std::optional<tensor> got = o_.values.read(*p.vi);
+                if (!got) {
+                    throw not_found_error(detail::cat("clone: no value in ", o_.values.description, " for variable '", v.name,
+                                                      "' (checkpoint key '", p.vi->checkpoint_key, "')"),
+                                          location::at_node(v.name, v.op),
+                                          "initialize or restore the original first, or pass a checkpoint of the original model");
+                }
+                tensor val = *got;
                 if (p.vi->dtype != graft::dtype::invalid && val.type() != p.vi->dtype) {
                     throw invalid_argument_error(detail::cat("clone: value for '", v.name, "' is ", dtype_name(val.type()),
                                                              ", the variable is ", dtype_name(p.vi->dtype)),
