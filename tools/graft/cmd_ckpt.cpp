@@ -12,7 +12,7 @@
 #include "graft/tf/checkpoint.hpp"
 #include "graft/tf/checkpoint_rewrite.hpp"
 
-namespace {
+namespace graft_cmd_ckpt {  // named, not anonymous: the CLI builds as one unity translation unit
 
 std::string json_escape(const std::string& s) {
     std::string o;

@@ -14,7 +14,7 @@
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
 
-namespace {
+namespace graft_cmd_clone {  // named, not anonymous: the CLI builds as one unity translation unit
 
 struct clone_args {
     std::string model, ckpt, scope = "copy", init = "init", out;

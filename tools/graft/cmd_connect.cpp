@@ -11,7 +11,7 @@
 #include "graft/surgery/connect.hpp"
 #include "graft/tf/saved_model.hpp"
 
-namespace {
+namespace graft_cmd_connect {  // named, not anonymous: the CLI builds as one unity translation unit
 
 struct connect_args {
     std::vector<std::string> models, maps;

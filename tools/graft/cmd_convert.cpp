@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "graft/tf/graph_io.hpp"
 
-namespace {
+namespace graft_cmd_convert {  // named, not anonymous: the CLI builds as one unity translation unit
 
 void add_convert(CLI::App& app) {
     static std::string in, out;

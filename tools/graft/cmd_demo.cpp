@@ -23,7 +23,7 @@
 #include "graft/train/saver.hpp"
 #include "graft/train/summary.hpp"
 
-namespace {
+namespace graft_cmd_demo {  // named, not anonymous: the CLI builds as one unity translation unit
 
 using graft::dtype;
 using graft::tensor;

@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "graft/train/summary.hpp"
 
-namespace {
+namespace graft_cmd_events {  // named, not anonymous: the CLI builds as one unity translation unit
 
 void add_events(CLI::App& app) {
     static std::string path, tag;

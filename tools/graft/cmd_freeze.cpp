@@ -7,7 +7,7 @@
 #include "graft/core.hpp"
 #include "graft/surgery/freeze.hpp"
 
-namespace {
+namespace graft_cmd_freeze {  // named, not anonymous: the CLI builds as one unity translation unit
 
 struct freeze_args {
     std::string model, ckpt, out;

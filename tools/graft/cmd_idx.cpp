@@ -7,7 +7,7 @@
 #include "graft/core.hpp"
 #include "graft/data/idx.hpp"
 
-namespace {
+namespace graft_cmd_idx {  // named, not anonymous: the CLI builds as one unity translation unit
 
 void add_idx(CLI::App& app) {
     static std::string in, out;

@@ -14,7 +14,7 @@
 #include "graft/tf/graph_io.hpp"
 #include "graft/tf/saved_model.hpp"
 
-namespace {
+namespace graft_cmd_inspect {  // named, not anonymous: the CLI builds as one unity translation unit
 
 namespace fs = std::filesystem;
 

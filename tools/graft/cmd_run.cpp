@@ -9,7 +9,7 @@
 #include "graft/exec/model.hpp"
 #include "graft/ops/reduce.hpp"
 
-namespace {
+namespace graft_cmd_run {  // named, not anonymous: the CLI builds as one unity translation unit
 
 struct run_args {
     std::string model, ckpt, signature, out_dir, labels;

@@ -7,7 +7,7 @@
 #include "graft/core.hpp"
 #include "graft/surgery/freeze.hpp"
 
-namespace {
+namespace graft_cmd_unfreeze {  // named, not anonymous: the CLI builds as one unity translation unit
 
 struct unfreeze_args {
     std::string model, out;
