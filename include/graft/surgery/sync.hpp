@@ -231,8 +231,7 @@ inline tensor device_copy(const tensor& t, tensor c) {
 /// it), invalid_argument_error (dtype/shape mismatch naming both); on a throw `to` is unchanged.
 inline sync_report sync(exec::session& from, replica& to, const std::vector<std::pair<std::string, std::string>>& var_map = {}) {
     std::vector<std::pair<std::string, std::string>> pairs = var_map;
-    std::unordered_map<std::string, std::string> from_keys;
-    for (const auto& v : find_variables(from.g())) from_keys[v.name] = exec::variable_key(*from.g().find(v.node));
+    std::unordered_map<std::string, std::string> by_name;  // filled only when a name needs it
     if (pairs.empty()) {
         for (const auto& [name, key] : to.variables()) pairs.emplace_back(name, name);
     }
@@ -240,9 +239,16 @@ inline sync_report sync(exec::session& from, replica& to, const std::vector<std:
     values.reserve(pairs.size());
     sync_report rep;
     for (const auto& [src, dst] : pairs) {
-        std::string key = src;
-        if (auto it = from_keys.find(src); it != from_keys.end()) key = it->second;
-        auto v = from.variables().find(key);
+        // A variable node's store key (its shared_name, if any), else `src` is a store key itself:
+        // one lookup per variable, no pass over the trainer's graph on every sync.
+        const node* n = from.g().find(src);
+        auto v = from.variables().find(n && is_variable_op(n->op) ? exec::variable_key(*n) : src);
+        if (!v) {  // a TF variable name that is not its node's name (TF2 object graphs): look it up once
+            if (by_name.empty()) {
+                for (const auto& vi : find_variables(from.g())) by_name[vi.name] = exec::variable_key(*from.g().find(vi.node));
+            }
+            if (auto it = by_name.find(src); it != by_name.end()) v = from.variables().find(it->second);
+        }
         if (!v) {
             throw not_found_error("sync: variable '" + src + "' is not in the source session", location::at_tensor(src),
                                   "initialize or restore the trainer first, or pass a var_map naming its variables");
