@@ -235,34 +235,63 @@ struct expose {};
 // ---------------------------------------------------------------------------------------------
 
 namespace error {
+// Not derived from std::false_type: g++ would print that base instead of the sentence and its names.
 template <auto...>
-struct no_port_named : std::false_type {};
+struct no_port_named {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct no_output_port_named : std::false_type {};
+struct no_output_port_named {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct no_input_port_named : std::false_type {};
+struct no_input_port_named {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct no_variable_named : std::false_type {};
+struct no_variable_named {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct several_ports_end_in : std::false_type {};
+struct several_ports_end_in {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct several_variables_end_in : std::false_type {};
+struct several_variables_end_in {
+    static constexpr bool value = false;
+};
 template <fixed_string Source, class SourceType, fixed_string Target, class TargetType>
-struct wire_dtype_mismatch : std::false_type {};
+struct wire_dtype_mismatch {
+    static constexpr bool value = false;
+};
 template <fixed_string Source, class SourceShape, fixed_string Target, class TargetShape>
-struct wire_shape_mismatch : std::false_type {};
+struct wire_shape_mismatch {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct input_wired_twice : std::false_type {};
+struct input_wired_twice {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct overlapping_variable_scopes : std::false_type {};
+struct overlapping_variable_scopes {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct clone_into_a_scope_that_exists : std::false_type {};
+struct clone_into_a_scope_that_exists {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct clone_into_its_own_scope : std::false_type {};
+struct clone_into_its_own_scope {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct duplicate_name_in_subgraph : std::false_type {};
+struct duplicate_name_in_subgraph {
+    static constexpr bool value = false;
+};
 template <auto...>
-struct empty_scope : std::false_type {};
+struct empty_scope {
+    static constexpr bool value = false;
+};
 }  // namespace error
 
 // ---------------------------------------------------------------------------------------------
@@ -351,6 +380,16 @@ struct index_set {
     std::size_t count = 0;
 };
 
+/// The name of the I-th of X... ("" past the end: keeps a failed check from cascading).
+template <std::size_t I, class... X>
+constexpr auto name_at() {
+    if constexpr (I < sizeof...(X)) {
+        return std::tuple_element_t<I, std::tuple<X...>>::name;
+    } else {
+        return fixed_string<1>{};
+    }
+}
+
 /// The names in a list are unique (the first duplicate's index, or npos).
 template <std::size_t N>
 constexpr std::size_t first_duplicate(const std::array<std::string_view, N>& names) {
@@ -423,13 +462,11 @@ private:
     static constexpr std::array<std::string_view, sizeof...(I) + sizeof...(O)> port_names{I::name.view()..., O::name.view()...};
     static constexpr std::size_t dup_port = detail::first_duplicate(port_names);
     static_assert(dup_port == detail::npos ||
-                      error::duplicate_name_in_subgraph<
-                          Scope, std::tuple_element_t<(dup_port == detail::npos ? 0 : dup_port), std::tuple<I..., O...>>::name>::value,
+                      error::duplicate_name_in_subgraph<Scope, detail::name_at<dup_port, I..., O...>()>::value,
                   "subgraph<>: two ports have the same name");
     static constexpr std::size_t dup_var = detail::first_duplicate(detail::names_of<declared_variables>::value);
     static_assert(dup_var == detail::npos ||
-                      error::duplicate_name_in_subgraph<
-                          Scope, std::tuple_element_t<(dup_var == detail::npos ? 0 : dup_var), std::tuple<V...>>::name>::value,
+                      error::duplicate_name_in_subgraph<Scope, detail::name_at<dup_var, V...>()>::value,
                   "subgraph<>: two variables have the same name");
 };
 
@@ -580,8 +617,14 @@ struct connect_core<A, B, wires<W...>> {
         }
         return npos;
     }();
-    static_assert(twice == npos ||
-                      error::input_wired_twice<resolved::template at<twice == npos ? 0 : twice>::target::name>::value,
+    static constexpr auto twice_name = [] {
+        if constexpr (twice == npos) {
+            return fixed_string<1>{};
+        } else {
+            return resolved::template at<twice>::target::name;
+        }
+    }();
+    static_assert(twice == npos || error::input_wired_twice<twice_name>::value,
                   "connect<A, B, wire...>: an input of B is wired twice");
     static constexpr index_set<B::inputs::size> kept = [] {
         index_set<B::inputs::size> k;
