@@ -25,14 +25,14 @@ static_assert(std::is_same_v<find_variable<Net, "w">::shape_type, shape<256, 10>
 static_assert(find_port<Net, "logits">::tensor.view() == "g2/add:0");
 static_assert(Net::wires::at<0>::source::tensor.view() == "g1/dense/Relu" && Net::wires::at<0>::target::tensor.view() == "g2/code");
 
-using C = clone<Net, "copy">;  // a scopeless composition: the root becomes "copy"
+using C = graft::typed::clone<Net, "copy">;  // a scopeless composition: the root becomes "copy"
 static_assert(C::leaves::at<0>::scope.view() == "copy/g1" && C::variables::at<2>::name.view() == "copy/g2/w");
-using CG = clone<G1, "h1">;  // a leaf: its scope is replaced
+using CG = graft::typed::clone<G1, "h1">;  // a leaf: its scope is replaced
 static_assert(CG::variables::at<0>::name.view() == "h1/dense/kernel" && CG::inputs::at<0>::tensor.view() == "h1/x");
 static_assert(std::is_same_v<CG::leaves::at<0>::subgraph_type, G1>);  // the same file, imported under h1
 static_assert(CG::is_clone && CG::cloned_from.view() == "g1");
 
-using Twice = connect<Net, clone<Net, "copy">, wire<"g2/logits", "copy/g1/x">, expose<"copy/g2/logits">>;
+using Twice = connect<Net, graft::typed::clone<Net, "copy">, wire<"g2/logits", "copy/g1/x">, expose<"copy/g2/logits">>;
 static_assert(Twice::outputs::size == 1 && Twice::inputs::size == 3 && Twice::wires::size == 3);
 static_assert(Twice::variables::size == 6 && Twice::leaves::size == 4);
 
