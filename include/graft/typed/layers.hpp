@@ -114,7 +114,7 @@ graft::endpoint build_layer(const conv2d<Name, KH, KW, Cin, Cout, Stride, Pad>*,
 }
 
 template <class S, fixed_string Base, fixed_string Op, std::int64_t K, std::int64_t Stride, padding Pad>
-graft::endpoint build_layer(const detail::pool_layer<Base, Op, K, Stride, Pad>*, const build_context& c, const graft::endpoint& x,
+graft::endpoint build_layer(const layers_detail::pool_layer<Base, Op, K, Stride, Pad>*, const build_context& c, const graft::endpoint& x,
                             const std::string&, const std::string& op) {
     return c.root.op(Op.view(), {x},
                      {{"ksize", ints({1, K, K, 1})}, {"strides", ints({1, Stride, Stride, 1})}, {"padding", padding_name(Pad)},
@@ -126,12 +126,12 @@ template <class S>
 graft::endpoint build_layer(const flatten*, const build_context& c, const graft::endpoint& x, const std::string&,
                             const std::string& op) {
     auto dims = c.root.at_scope(op).constant(
-        graft::tensor::from_vector<std::int32_t>({-1, static_cast<std::int32_t>(detail::inner_product<S>::value)}), "shape");
+        graft::tensor::from_vector<std::int32_t>({-1, static_cast<std::int32_t>(layers_detail::inner_product<S>::value)}), "shape");
     return c.root.op("Reshape", {x, dims}, {}, op);
 }
 
 template <class S, fixed_string Op>
-graft::endpoint build_layer(const detail::activation_layer<Op>*, const build_context& c, const graft::endpoint& x,
+graft::endpoint build_layer(const layers_detail::activation_layer<Op>*, const build_context& c, const graft::endpoint& x,
                             const std::string&, const std::string& op) {
     return c.root.op(Op.view(), {x}, {}, op);
 }

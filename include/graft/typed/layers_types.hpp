@@ -78,7 +78,7 @@ GRAFT_TYPED_LAYER_ERROR(sequential_dtype_must_be_float_or_double, fixed_string S
 #undef GRAFT_TYPED_LAYER_ERROR
 }  // namespace error
 
-namespace detail {
+namespace layers_detail {
 
 /// Number of decimal digits of n.
 constexpr std::size_t digits(std::size_t n) {
@@ -131,7 +131,7 @@ struct inner_product {
         for (std::size_t i = 1; i < D::rank; ++i) {
             if (D::d[i] < 0) return i;
         }
-        return npos;
+        return detail::npos;
     }();
     static constexpr std::int64_t value = [] {
         std::int64_t n = 1;
@@ -147,7 +147,7 @@ struct same_shape {
     using vars = variables<>;
 };
 
-}  // namespace detail
+}  // namespace layers_detail
 
 // ---------------------------------------------------------------------------------------------
 // Layers. Each: own_name (empty when unnamed), base (the default scope), op (its output op's
@@ -170,7 +170,7 @@ struct dense {
 
     template <class T, class S, fixed_string Scope>
     struct apply {
-        using D = detail::dims_of<S>;
+        using D = layers_detail::dims_of<S>;
         static_assert(D::rank == 2 || error::dense_layer_needs_rank_2_but_gets_rank<Name, D::rank>::value,
                       "dense<name, In, Out>: the layer takes a matrix [batch, In] but gets a tensor of another rank; put flatten before it");
         static_assert(D::rank != 2 || D::last() == In || error::dense_layer_takes_features_but_gets<Name, In, D::last()>::value,
@@ -197,20 +197,20 @@ struct conv2d {
 
     template <class T, class S, fixed_string Scope>
     struct apply {
-        using D = detail::dims_of<S>;
+        using D = layers_detail::dims_of<S>;
         static_assert(D::rank == 4 || error::layer_needs_rank_4_nhwc_but_gets_rank<Name, D::rank>::value,
                       "conv2d<name, ...>: the layer takes an NHWC image batch (rank 4) but gets another rank");
         static_assert(D::rank != 4 || D::at(3) == Cin || error::conv2d_layer_takes_channels_but_gets<Name, Cin, D::at(3)>::value,
                       "conv2d<name, KH, KW, Cin, Cout>: the layer takes Cin channels but the layer before it gives another number (the note shows the layer's name, Cin and what it gets; -1: unknown)");
-        static_assert(!detail::too_small(Pad, KH, KW, D::at(1), D::at(2)) ||
+        static_assert(!layers_detail::too_small(Pad, KH, KW, D::at(1), D::at(2)) ||
                           error::window_larger_than_image_with_valid_padding<Name, KH, KW, D::at(1), D::at(2)>::value,
                       "conv2d<name, KH, KW, ...>: with padding::valid the kernel (KH x KW) is larger than the image it gets (the note shows both)");
-        using type = shape<D::at(0), detail::window_out(D::at(1), KH, Stride, Pad), detail::window_out(D::at(2), KW, Stride, Pad), Cout>;
+        using type = shape<D::at(0), layers_detail::window_out(D::at(1), KH, Stride, Pad), layers_detail::window_out(D::at(2), KW, Stride, Pad), Cout>;
         using vars = variables<variable<join<Name, "kernel">, T, shape<KH, KW, Cin, Cout>>, variable<join<Name, "bias">, T, shape<Cout>>>;
     };
 };
 
-namespace detail {
+namespace layers_detail {
 template <fixed_string Base, fixed_string Op, std::int64_t K, std::int64_t Stride, padding Pad>
 struct pool_layer {
     static constexpr fixed_string<1> own_name{};
@@ -244,16 +244,16 @@ struct activation_layer {
     template <class T, class S, fixed_string Scope>
     struct apply : same_shape<S> {};
 };
-}  // namespace detail
+}  // namespace layers_detail
 
 /// tf.layers.max_pooling2d: a K x K window (default stride K, VALID as in tf.layers); op
 /// "max_pooling2d[_n]/MaxPool".
 template <std::int64_t K, std::int64_t Stride = K, padding Pad = padding::valid>
-struct max_pool : detail::pool_layer<"max_pooling2d", "MaxPool", K, Stride, Pad> {};
+struct max_pool : layers_detail::pool_layer<"max_pooling2d", "MaxPool", K, Stride, Pad> {};
 
 /// tf.layers.average_pooling2d: op "average_pooling2d[_n]/AvgPool".
 template <std::int64_t K, std::int64_t Stride = K, padding Pad = padding::valid>
-struct avg_pool : detail::pool_layer<"average_pooling2d", "AvgPool", K, Stride, Pad> {};
+struct avg_pool : layers_detail::pool_layer<"average_pooling2d", "AvgPool", K, Stride, Pad> {};
 
 /// tf.layers.flatten: Reshape to [-1, product of the other dims] ("flatten[_n]/Reshape").
 struct flatten {
@@ -263,8 +263,8 @@ struct flatten {
     static constexpr bool is_activation = false;
     template <class T, class S, fixed_string Scope>
     struct apply {
-        using D = detail::dims_of<S>;
-        using P = detail::inner_product<S>;
+        using D = layers_detail::dims_of<S>;
+        using P = layers_detail::inner_product<S>;
         static_assert(D::rank >= 2 || error::flatten_needs_rank_2_or_more_but_gets_rank<Scope, D::rank>::value,
                       "flatten: the layer takes a batch of rank 2 or more");
         static_assert(P::unknown == detail::npos || error::flatten_needs_known_dims_but_gets_unknown_dim<Scope, P::unknown>::value,
@@ -276,13 +276,13 @@ struct flatten {
 
 /// Activations: after a dense or conv2d their op joins its scope ("fc1/Relu"); elsewhere a
 /// top-level op "Relu", "Relu_1", ...
-struct relu : detail::activation_layer<"Relu"> {};
-struct tanh_act : detail::activation_layer<"Tanh"> {};
-struct sigmoid : detail::activation_layer<"Sigmoid"> {};
+struct relu : layers_detail::activation_layer<"Relu"> {};
+struct tanh_act : layers_detail::activation_layer<"Tanh"> {};
+struct sigmoid : layers_detail::activation_layer<"Sigmoid"> {};
 /// Softmax over the last dimension.
-struct softmax : detail::activation_layer<"Softmax"> {
+struct softmax : layers_detail::activation_layer<"Softmax"> {
     template <class T, class S, fixed_string Scope>
-    struct apply : detail::same_shape<S> {
+    struct apply : layers_detail::same_shape<S> {
         static_assert(S::rank >= 1 || error::softmax_needs_rank_1_or_more<Scope>::value, "softmax: the layer takes a tensor of rank 1 or more");
     };
 };
@@ -291,7 +291,7 @@ struct softmax : detail::activation_layer<"Softmax"> {
 // sequential
 // ---------------------------------------------------------------------------------------------
 
-namespace detail {
+namespace layers_detail {
 
 /// The names each layer gets in the built graph (see the header comment).
 template <class... L>
@@ -351,7 +351,7 @@ struct fold<T, Names, I, S, L, R...> {
     using step = typename L::template apply<T, S, Names::template scope_storage<I>>;
     using next = fold<T, Names, I + 1, typename step::type, R...>;
     using type = typename next::type;
-    using vars = concat_t<typename step::vars, typename next::vars>;
+    using vars = detail::concat_t<typename step::vars, typename next::vars>;
 };
 
 /// The scopes the input and the layers take (attached activations take none).
@@ -370,22 +370,22 @@ struct check_layer_names {
                 if (!names[i].empty() && names[i] == names[j]) return i;
             }
         }
-        return npos;
+        return detail::npos;
     }();
-    static constexpr std::size_t len = dup == npos ? 0 : names[dup].size();
+    static constexpr std::size_t len = dup == detail::npos ? 0 : names[dup].size();
     static constexpr fixed_string<len + 1> name = [] {
         fixed_string<len + 1> r{};
         for (std::size_t i = 0; i < len; ++i) r.chars[i] = names[dup][i];
         return r;
     }();
-    static_assert(dup == npos || error::two_layers_named<name>::value,
+    static_assert(dup == detail::npos || error::two_layers_named<name>::value,
                   "sequential<>: two layers (or a layer and the input) have the same name; give each layer its own");
 };
 
 template <class T>
 inline constexpr bool layer_dtype = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
-}  // namespace detail
+}  // namespace layers_detail
 
 template <fixed_string Scope, class Input, class... Layers>
 struct sequential {
@@ -399,14 +399,14 @@ template <fixed_string Scope, fixed_string X, class T, class XShape, fixed_strin
 struct sequential<Scope, port<X, T, XShape, XTensor>, Layers...> {
     static_assert(!Scope.empty() || error::empty_scope<Scope>::value, "sequential<\"scope\", ...>: the network needs a scope name");
     static_assert(sizeof...(Layers) > 0, "sequential<\"scope\", input<...>, layers...>: give at least one layer");
-    static_assert(detail::layer_dtype<T> || error::sequential_dtype_must_be_float_or_double<Scope, T>::value,
+    static_assert(layers_detail::layer_dtype<T> || error::sequential_dtype_must_be_float_or_double<Scope, T>::value,
                   "sequential<>: the input's dtype must be float or double");
     static_assert(X.view() == XTensor.view(), "sequential<>: the input is a placeholder named as the port: use input<\"x\", T, shape<...>>");
 
 private:
-    using names = detail::layer_names<Layers...>;
-    static_assert(sizeof(detail::check_layer_names<names, sizeof...(Layers), X>) > 0);
-    using chain = detail::fold<T, names, 0, XShape, Layers...>;
+    using names = layers_detail::layer_names<Layers...>;
+    static_assert(sizeof(layers_detail::check_layer_names<names, sizeof...(Layers), X>) > 0);
+    using chain = layers_detail::fold<T, names, 0, XShape, Layers...>;
 
 public:
     static constexpr auto scope_name = Scope;
