@@ -1,0 +1,27 @@
+# cmake -DCXX=<compiler> -DSRC=lenet_main.cpp -DDIR=<example 06 output> -P build_and_run.cmake
+# Builds the embedded LeNet as firmware would (-Os, no exceptions, no RTTI, stripped), prints its
+# `size`, runs it on the held-out images and fails when it does not score what graft scored.
+set(_exe ${DIR}/lenet_main)
+execute_process(COMMAND ${CXX} -std=c++17 -Os -fno-exceptions -fno-rtti -s -I${DIR} ${SRC} -o ${_exe}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "compiling the embedded header failed:\n${out}")
+endif()
+find_program(_size NAMES size)
+if(_size)
+  execute_process(COMMAND ${_size} ${_exe} OUTPUT_VARIABLE sz)
+  message(STATUS "size of the stripped -Os binary (text includes the constant weights in .rodata):\n${sz}")
+  execute_process(COMMAND ${_size} -A ${_exe} OUTPUT_VARIABLE sections)
+  string(REGEX MATCH "\n\\.text +([0-9]+)" m "${sections}")
+  set(code "${CMAKE_MATCH_1}")
+  string(REGEX MATCH "\n\\.rodata +([0-9]+)" m "${sections}")
+  set(rodata "${CMAKE_MATCH_1}")
+  message(STATUS "sections: .text ${code} bytes of code, .rodata ${rodata} bytes of constants (the weights)")
+endif()
+file(SIZE ${_exe} bytes)
+message(STATUS "file size: ${bytes} bytes")
+execute_process(COMMAND ${_exe} ${DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+message(STATUS "${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the embedded LeNet does not score what graft's runtime scored (exit ${rc})")
+endif()
