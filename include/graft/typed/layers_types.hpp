@@ -354,10 +354,10 @@ struct fold<T, Names, I, S, L, R...> {
     using vars = detail::concat_t<typename step::vars, typename next::vars>;
 };
 
-/// The scopes the input and the layers take (attached activations take none).
+/// The names the input, the "init" op and the layers take (attached activations take none).
 template <class Names, std::size_t... I>
-constexpr std::array<std::string_view, sizeof...(I) + 1> scope_names(std::string_view input, std::index_sequence<I...>) {
-    return {input, (Names::attached(I) ? std::string_view{} : Names::template scope_storage<I>.view())...};
+constexpr std::array<std::string_view, sizeof...(I) + 2> scope_names(std::string_view input, std::index_sequence<I...>) {
+    return {input, "init", (Names::attached(I) ? std::string_view{} : Names::template scope_storage<I>.view())...};
 }
 
 /// No two layers (or a layer and the input) take the same name.
@@ -379,7 +379,7 @@ struct check_layer_names {
         return r;
     }();
     static_assert(dup == detail::npos || error::two_layers_named<name>::value,
-                  "sequential<>: two layers (or a layer and the input) have the same name; give each layer its own");
+                  "sequential<>: two layers (or a layer and the input, or a layer and the \"init\" op) have the same name; give each layer its own");
 };
 
 template <class T>
@@ -401,6 +401,7 @@ struct sequential<Scope, port<X, T, XShape, XTensor>, Layers...> {
     static_assert(sizeof...(Layers) > 0, "sequential<\"scope\", input<...>, layers...>: give at least one layer");
     static_assert(layers_detail::layer_dtype<T> || error::sequential_dtype_must_be_float_or_double<Scope, T>::value,
                   "sequential<>: the input's dtype must be float or double");
+    static_assert(X.view() != "output", "sequential<>: the input cannot be called \"output\" (the name of the network's output port)");
     static_assert(X.view() == XTensor.view(), "sequential<>: the input is a placeholder named as the port: use input<\"x\", T, shape<...>>");
 
 private:

@@ -1,4 +1,4 @@
-// EXPECT: sequential<>: two layers .or a layer and the input. have the same name.*two_layers_named<[a-z:_]*fixed_string<4>{"fc1"}>
+// EXPECT: sequential<>: two layers .or a layer and the input, or a layer and the "init" op. have the same name.*two_layers_named<[a-z:_]*fixed_string<4>{"fc1"}>
 #include "graft/typed/layers_types.hpp"
 using namespace graft::typed;
 #ifdef GRAFT_FAIL
