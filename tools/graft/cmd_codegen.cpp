@@ -1,7 +1,9 @@
 // `graft codegen --embedded MODEL [--ckpt PREFIX] [--inputs name[:d0,d1,...]...] --outputs name...
 // [--namespace NS] -o net.hpp` — a self-contained C++ header for embedded inference
-// (graft::typed::generate_embedded). Without --embedded: the typed declaration of a graph (not
-// built yet).
+// (graft::typed::generate_embedded).
+// `graft codegen MODEL [--signature S | --inputs [PORT=]TENSOR[@dims]... --outputs ...] [--scope NAME]
+// -o model.hpp` — the typed declaration of the graph (graft::typed::declaration): a
+// graft::typed::subgraph<> with its ports, variables and scope, to bind with graft::load<T>.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,12 +11,15 @@
 #include "commands.hpp"
 #include "graft/core.hpp"
 #include "graft/core/io.hpp"
+#include "graft/tf/graph_io.hpp"
+#include "graft/typed/codegen.hpp"
 #include "graft/typed/embedded.hpp"
 
 namespace graft_cmd_codegen {  // named, not anonymous: the CLI builds as one unity translation unit
 
 struct codegen_args {
-    std::string model, ckpt, out, ns, struct_name = "net";
+    std::string model, ckpt, out, ns, struct_name = "net", scope, signature, type_name;
+    std::vector<std::string> tags;
     std::vector<std::string> inputs, outputs;
     bool embedded = false;
 };
@@ -38,22 +43,60 @@ void run_embedded(const codegen_args& a) {
               << "::forward(...)\n";
 }
 
+/// "models/train_model.ckpt.meta" -> "train_model"; a SavedModel directory -> its name.
+std::string default_scope(const std::string& model) {
+    std::filesystem::path p(model);
+    if (!p.has_filename()) p = p.parent_path();
+    std::string s = p.filename().string();
+    // A SavedModel's version directory ("export/00000123"): the export's name.
+    if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && p.has_parent_path()) {
+        s = p.parent_path().filename().string();
+    }
+    for (const char* ext : {".meta", ".pbtxt", ".pb", ".ckpt"}) {
+        if (s.size() > std::string_view(ext).size() && s.ends_with(ext)) s.resize(s.size() - std::string_view(ext).size());
+    }
+    return graft::typed::detail::identifier(s);
+}
+
+void run_declaration(const codegen_args& a) {
+    graft::tf::load_options lo;
+    lo.tags = a.tags;
+    graft::meta_graph mg = graft::tf::load_meta_graph(a.model, lo);
+    graft::typed::declaration_options o;
+    o.scope = a.scope.empty() ? default_scope(a.model) : a.scope;
+    o.type_name = a.type_name;
+    o.cpp_namespace = a.ns;
+    o.signature = a.signature;
+    o.inputs = a.inputs;
+    o.outputs = a.outputs;
+    o.source = std::filesystem::path(a.model).filename().string();
+    std::string h = graft::typed::declaration(mg, o);
+    graft::write_file_atomic(a.out, h);
+    std::cout << "wrote " << a.out << ": " << (a.ns.empty() ? "" : a.ns + "::")
+              << (o.type_name.empty() ? graft::typed::detail::identifier(o.scope) : o.type_name) << " (scope \"" << o.scope
+              << "\")\n";
+}
+
 void run_codegen(const codegen_args& a) {
     if (a.embedded) return run_embedded(a);
-    // The typed declaration (ports, variables, scopes) goes here.
-    throw graft::unimplemented_error("codegen without --embedded: not built yet", graft::location::in_file(a.model),
-                                     "use --embedded for a self-contained inference header");
+    run_declaration(a);
 }
 
 void add_codegen(CLI::App& app) {
     static codegen_args a;
-    auto* cmd = app.add_subcommand("codegen", "C++ from a graph: --embedded writes a self-contained inference header");
+    auto* cmd = app.add_subcommand("codegen", "C++ from a graph: its typed declaration (graft::typed::subgraph) or, with "
+                                              "--embedded, a self-contained inference header");
     cmd->add_option("model", a.model, "Frozen GraphDef (.pb/.pbtxt), MetaGraph (.meta) or SavedModel directory")->required();
     cmd->add_flag("--embedded", a.embedded, "A self-contained header: weights as constant arrays, plain loops, no heap");
     cmd->add_option("--ckpt", a.ckpt, "Checkpoint with the variables' values (default: beside the model)");
-    cmd->add_option("--inputs", a.inputs, "Inputs with their shapes: name[:d0,d1,...] (-1 batch -> 1), repeated");
-    cmd->add_option("--outputs", a.outputs, "Output nodes or tensors (probs, probs:0), comma-separated or repeated");
-    cmd->add_option("--namespace", a.ns, "C++ namespace of the generated code (default graft_embedded)");
+    cmd->add_option("--inputs", a.inputs,
+                    "Inputs: embedded name[:d0,d1,...] (-1 batch -> 1); declaration [PORT=]TENSOR[@d0,d1,...]; repeated");
+    cmd->add_option("--outputs", a.outputs, "Output nodes or tensors (probs, probs:0; declaration: [PORT=]TENSOR[@dims]), repeated");
+    cmd->add_option("--namespace", a.ns, "C++ namespace of the generated code (embedded default graft_embedded)");
+    cmd->add_option("--scope", a.scope, "Declaration: the subgraph's scope (default: the model file's stem)");
+    cmd->add_option("--signature", a.signature, "Declaration: take the ports from this signature (default serving_default)");
+    cmd->add_option("--type-name", a.type_name, "Declaration: the C++ alias (default: the scope)");
+    cmd->add_option("--tags", a.tags, "SavedModel MetaGraph tags (default serve)")->delimiter(',');
     cmd->add_option("--struct", a.struct_name, "The struct holding forward() (default net)");
     cmd->add_option("-o,--out", a.out, "The header to write")->required();
     cmd->callback([] { run_codegen(a); });

@@ -170,8 +170,12 @@ inline std::string declaration(const meta_graph& mg, const declaration_options& 
     if (!o.signature.empty() || (o.inputs.empty() && o.outputs.empty())) {
         const std::string key = o.signature.empty() ? "serving_default" : o.signature;
         if (o.signature.empty() && !mg.signatures.count(key)) {
-            throw invalid_argument_error("codegen: no --inputs/--outputs and no serving_default signature", {},
-                                         "name the ports: --inputs TENSOR... --outputs TENSOR... (or --signature KEY)");
+            std::string keys;
+            for (auto& [k, v] : mg.signatures) keys += (keys.empty() ? "" : ", ") + k;
+            throw invalid_argument_error(
+                "codegen: no --inputs/--outputs and no serving_default signature", {},
+                "name the ports: --inputs TENSOR... --outputs TENSOR..." +
+                    (keys.empty() ? std::string(" (the graph has no signatures)") : " or --signature KEY (signatures: " + keys + ")"));
         }
         const signature_def& sig = mg.signature(key);
         for (auto& [k, t] : sig.inputs) ins.push_back({k, t.name, t.shape});
