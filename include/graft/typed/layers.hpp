@@ -11,7 +11,9 @@
 //   graft::exec::session s(mg.graph);
 //   s.run({}, {}, {"init"});
 //   auto logits = s.run({{"x", images}}, {std::string(mlp::output_op.view())})[0];   // [n, 10]
-//   graft::train::saver(mg).save(s, "out/mlp.ckpt");      // out/mlp.ckpt.meta + checkpoint
+//   ... train it (graft::train::gradient_descent(0.1).minimize(mg, loss), run the op) ...
+//   save_model<mlp>(mg, s, "out/mlp.ckpt");              // out/mlp.ckpt.meta + checkpoint: TF reads both
+//   freeze_model<mlp>(mg, s, "out/mlp.pb");              // a frozen GraphDef (graft, TF, OpenCV DNN)
 //
 // Variables: kernels "<layer>/kernel" initialised glorot-uniform as tf.layers does
 // (U(-l, l), l = sqrt(6 / (fan_in + fan_out)); conv fans are KH*KW*Cin and KH*KW*Cout) through
@@ -26,8 +28,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "graft/core/error.hpp"
+#include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 #include "graft/graph/meta_graph.hpp"
+#include "graft/surgery/freeze.hpp"
+#include "graft/tf/graph_io.hpp"
+#include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
 #include "graft/typed/layers_types.hpp"
 
@@ -161,6 +168,81 @@ graft::meta_graph sequential<Scope, port<X, T, XShape, XTensor>, Layers...>::mak
     layers_detail::build_from<sequential, 0, XShape>(c, x);
     train::global_variables_initializer(mg);
     return mg;
+}
+
+/// A sequential's type: the names of its built graph are known (declared_variables, output_op).
+template <class Net>
+concept built_network = graph_type<Net> && requires {
+    Net::output_op;
+    typename Net::declared_variables;
+};
+
+namespace layers_detail {
+template <class Vars>
+struct check_each;
+template <class... V>
+struct check_each<variables<V...>> {
+    static void run(exec::session& s) {
+        (check_one<V>(s), ...);
+    }
+    template <class Var>
+    static void check_one(exec::session& s) {
+        const std::string name(Var::name.view());
+        auto v = s.variables().find(name);
+        graft::tensor t;
+        if (v) {
+            try {
+                t = v->read();
+            } catch (const graph_error&) {  // never initialised
+            }
+        }
+        if (!t.valid()) {
+            throw not_found_error("the network's variable '" + name + "' is " + (v ? "not initialised" : "not in the session"),
+                                  location::at_node(name),
+                                  "run the graph's \"init\" op (or restore a checkpoint) in a session of make_graph()'s graph first");
+        }
+        const graft::dtype want = dtype_of<typename Var::value_type>();
+        const graft::shape shp = to_shape<typename Var::shape_type>::get();
+        if (t.type() != want || t.shape() != shp) {
+            throw invalid_argument_error("the network's variable '" + name + "' is " + std::string(graft::dtype_name(t.type())) +
+                                             t.shape().str() + " but the type declares " + std::string(graft::dtype_name(want)) +
+                                             shp.str(),
+                                         location::at_node(name), "assign it a value of the declared dtype and shape");
+        }
+    }
+};
+}  // namespace layers_detail
+
+/// Checks that `s` holds every variable Net declares (its names in make_graph's graph),
+/// initialised, with the declared dtype and static shape. Throws not_found_error naming a missing
+/// or uninitialised variable, invalid_argument_error naming one of another dtype or shape.
+template <built_network Net>
+void check_variables(exec::session& s) {
+    layers_detail::check_each<typename Net::declared_variables>::run(s);
+}
+
+/// Net as TF files: "<prefix>.meta" (mg with TF's save/restore ops, which this adds to mg when it
+/// has none) and the checkpoint of s's values ("<prefix>.index", "<prefix>.data-00000-of-00001",
+/// the `checkpoint` file). `mg` is make_graph()'s graph (plus whatever was added, e.g. training
+/// ops), `s` a session over it. Returns the prefix. Throws like check_variables, and io_error.
+template <built_network Net>
+std::string save_model(graft::meta_graph& mg, exec::session& s, const std::string& prefix) {
+    check_variables<Net>(s);
+    train::saver_options o;
+    o.build_ops = !mg.saver.has_value();
+    train::saver sv(mg, o);
+    return sv.save(s, prefix);
+}
+
+/// Net frozen: its variables as Consts holding s's values, pruned to the output op (kept under its
+/// name), written to `path` as a binary GraphDef when `path` is not empty. Throws like
+/// check_variables, graph_error from surgery::freeze, io_error.
+template <built_network Net>
+graft::graph freeze_model(const graft::meta_graph& mg, exec::session& s, const std::string& path = {}) {
+    check_variables<Net>(s);
+    graft::graph g = surgery::freeze(mg, s, {std::string(Net::output_op.view()) + ":0"});
+    if (!path.empty()) tf::write_graph(g, path);
+    return g;
 }
 
 }  // namespace graft::typed
