@@ -2,7 +2,7 @@
 // an MLP worked out by the compiler; make_graph's graph has exactly the declared variables; a
 // tiny dense net with set weights against a hand computation; a small CNN trained on real MNIST
 // images (the loss falls), saved as .meta + checkpoint, reloaded through TF's restore ops and
-// frozen, all giving the same outputs.
+// frozen, all giving the same outputs; two sequentials connected and trained through graft::load.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -19,6 +19,7 @@
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
+#include "graft/typed/bind.hpp"
 #include "graft/typed/layers.hpp"
 #include "support/fixtures.hpp"
 
@@ -251,4 +252,46 @@ TEST_CASE("layers: a LeNet runs; a small CNN trains on MNIST, saves as .meta + c
     for (const auto& n : frozen) CHECK_MESSAGE(n.op != "VariableV2", n.name);
     graft::exec::session s3(graft::tf::load_graph((dir / "cnn.pb").string()));
     CHECK(graft::equal(s3.run({{"x", b.x}}, {logits})[0], want));
+}
+
+TEST_CASE("layers: graft::load builds a connect of two sequentials from their types, trains and saves it") {
+    using namespace layers_t;
+    auto images = graft::test::dataset("mnist/t10k-images-idx3-ubyte.gz");
+    GRAFT_REQUIRE_PATH(images);
+    batch b = mnist_batch(32);
+    using pre = sequential<"pre", input<"img", float, shape<-1, 28, 28, 1>>, avg_pool<2>>;
+    using head = sequential<"head", input<"x", float, shape<-1, 14, 14, 1>>, conv2d<"conv1", 3, 3, 1, 4, 2>, relu, flatten,
+                            dense<"fc1", 196, 10>>;
+    using net_t = connect<pre, head, wire<"pre/output", "head/x">>;
+    static_assert(net_t::inputs::size == 1 && net_t::variables::size == 4);
+
+    auto net = graft::load<net_t>();
+    CHECK(net.scopes() == std::vector<std::string>{"pre", "head"});
+    net.minimize<"head/output">(loss::softmax_cross_entropy, train::gradient_descent(0.5));
+    double before = net.loss_value(b.x, b.y);
+    for (int i = 0; i < 20; ++i) net.train_step(b.x, b.y);
+    double after = net.loss_value(b.x, b.y);
+    MESSAGE("pre + head through graft::load: cross-entropy " << before << " -> " << after << " after 20 steps");
+    CHECK(after < 0.5 * before);
+    tensor got = net.run<"head/output">(b.x).tensor();
+
+    // the same two graphs run one after the other, head holding the trained values
+    graft::exec::session sp(pre::make_graph().graph), sh(head::make_graph().graph);
+    sh.run({}, {}, {"init"});
+    train::detail::assign_variable(sh, "conv1/kernel", net.var<"head/conv1/kernel">().tensor());
+    train::detail::assign_variable(sh, "conv1/bias", net.var<"head/conv1/bias">().tensor());
+    train::detail::assign_variable(sh, "fc1/kernel", net.var<"head/fc1/kernel">().tensor());
+    train::detail::assign_variable(sh, "fc1/bias", net.var<"head/fc1/bias">().tensor());
+    check_variables<head>(sh);
+    tensor pooled = sp.run({{"img", b.x}}, {std::string(pre::output_op.view())})[0];
+    CHECK(graft::equal(sh.run({{"x", pooled}}, {std::string(head::output_op.view())})[0], got));
+
+    // saved by the binding: the .meta restores through TF's ops with the same outputs
+    auto dir = graft::test::scratch("typed_layers_bind");
+    std::string prefix = net.save((dir / "net.ckpt").string());
+    graft::meta_graph loaded = graft::tf::load_meta_graph(prefix + ".meta");
+    REQUIRE(loaded.saver.has_value());
+    graft::exec::session s2(loaded.graph);
+    s2.run({{loaded.saver->filename_tensor_name, tensor::scalar_of(prefix)}}, {}, {loaded.saver->restore_op_name});
+    CHECK(graft::equal(s2.run({{"pre/img", b.x}}, {"head/fc1/BiasAdd"})[0], got));
 }
