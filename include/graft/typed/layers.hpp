@@ -1,8 +1,8 @@
 // graft/typed/layers.hpp — hand-written networks as types (typed/layers_types.hpp) built into a
 // real TF1 graph: sequential<...>::make_graph() writes the ops and variables tf.layers would, so
-// the model trains with train::optimizer, saves with train::saver as .meta + checkpoint that
-// TensorFlow reads, freezes with surgery::freeze, and binds with graft::load<Net>(). Link
-// graft::tf.
+// the model trains with train::optimizer, saves with train::saver as .meta + checkpoint in TF's
+// formats (TF's save/restore ops included), freezes with surgery::freeze (OpenCV DNN reads the
+// .pb), and binds with graft::load<Net>(). Link graft::tf.
 //
 //   using namespace graft::typed;
 //   using mlp = sequential<"mlp", input<"x", float, shape<-1, 784>>,
@@ -12,7 +12,8 @@
 //   s.run({}, {}, {"init"});
 //   auto logits = s.run({{"x", images}}, {std::string(mlp::output_op.view())})[0];   // [n, 10]
 //   ... train it (graft::train::gradient_descent(0.1).minimize(mg, loss), run the op) ...
-//   save_model<mlp>(mg, s, "out/mlp.ckpt");              // out/mlp.ckpt.meta + checkpoint: TF reads both
+//   check_variables<mlp>(s);                             // the session holds what the type declares
+//   save_model<mlp>(mg, s, "out/mlp.ckpt");              // out/mlp.ckpt.meta + checkpoint
 //   freeze_model<mlp>(mg, s, "out/mlp.pb");              // a frozen GraphDef (graft, TF, OpenCV DNN)
 //
 // Variables: kernels "<layer>/kernel" initialised glorot-uniform as tf.layers does
