@@ -83,14 +83,14 @@ inline std::string cpp_type(graft::dtype t, const std::string& what) {
                                  location::at_tensor(what), "declare the port through a Cast to float32 or int32/int64");
 }
 
-struct port_spec {
+struct decl_port_spec {
     std::string port, tensor;
     std::optional<graft::shape> shape;
 };
 
 /// `[PORT=]TENSOR[@d0,d1,...]`. Throws invalid_argument_error on a malformed shape.
-inline port_spec parse_port_spec(const std::string& s) {
-    port_spec p;
+inline decl_port_spec parse_decl_port_spec(const std::string& s) {
+    decl_port_spec p;
     std::string rest = s;
     if (auto at = rest.find('@'); at != std::string::npos) {
         std::vector<std::int64_t> dims;
@@ -127,14 +127,14 @@ inline std::string shape_type(const graft::shape& s) {
     return r + ">";
 }
 
-struct port_decl {
+struct decl_port {
     std::string port, tensor, type;
     graft::shape shape;
 };
 
 /// The dtype and static shape of tensor `p.tensor` in `g`. Throws not_found_error for a missing
 /// node (listing close names), invalid_argument_error for an unknown rank without `@`.
-inline port_decl resolve_port(const graph& g, const port_spec& p) {
+inline decl_port resolve_decl_port(const graph& g, const decl_port_spec& p) {
     endpoint e = endpoint::parse(p.tensor);
     const node* n = g.find(e.node);
     if (!n) {
@@ -145,7 +145,7 @@ inline port_decl resolve_port(const graph& g, const port_spec& p) {
         throw invalid_argument_error(graft::detail::cat("codegen: node '", e.node, "' (", n->op, ") has no output ", e.index),
                                      location::at_node(e.node, n->op), "name one of its outputs as NAME:INDEX");
     }
-    port_decl d{p.port, p.tensor, cpp_type(surgery::detail::output_type(g, *n, e.index), p.tensor), {}};
+    decl_port d{p.port, p.tensor, cpp_type(surgery::detail::output_type(g, *n, e.index), p.tensor), {}};
     d.shape = p.shape ? *p.shape : surgery::detail::static_shape(g, e);
     if (!d.shape.rank_known()) {
         throw invalid_argument_error(graft::detail::cat("codegen: the graph does not say the rank of '", p.tensor, "' (",
@@ -166,7 +166,7 @@ inline std::string declaration(const meta_graph& mg, const declaration_options& 
     if (o.scope.empty()) {
         throw invalid_argument_error("codegen: no scope given", {}, "pass --scope NAME (the scope the model is imported under)");
     }
-    std::vector<port_spec> ins, outs;
+    std::vector<decl_port_spec> ins, outs;
     if (!o.signature.empty() || (o.inputs.empty() && o.outputs.empty())) {
         const std::string key = o.signature.empty() ? "serving_default" : o.signature;
         if (o.signature.empty() && !mg.signatures.count(key)) {
@@ -181,13 +181,13 @@ inline std::string declaration(const meta_graph& mg, const declaration_options& 
         for (auto& [k, t] : sig.inputs) ins.push_back({k, t.name, t.shape});
         for (auto& [k, t] : sig.outputs) outs.push_back({k, t.name, t.shape});
     }
-    for (auto& s : o.inputs) ins.push_back(parse_port_spec(s));
-    for (auto& s : o.outputs) outs.push_back(parse_port_spec(s));
+    for (auto& s : o.inputs) ins.push_back(parse_decl_port_spec(s));
+    for (auto& s : o.outputs) outs.push_back(parse_decl_port_spec(s));
     if (outs.empty()) throw invalid_argument_error("codegen: no outputs", {}, "name at least one with --outputs TENSOR");
 
-    std::vector<port_decl> in_d, out_d;
-    for (auto& p : ins) in_d.push_back(resolve_port(mg.graph, p));
-    for (auto& p : outs) out_d.push_back(resolve_port(mg.graph, p));
+    std::vector<decl_port> in_d, out_d;
+    for (auto& p : ins) in_d.push_back(resolve_decl_port(mg.graph, p));
+    for (auto& p : outs) out_d.push_back(resolve_decl_port(mg.graph, p));
     std::vector<variable_info> vars;
     if (o.with_variables) vars = find_variables(mg);
 
@@ -198,7 +198,7 @@ inline std::string declaration(const meta_graph& mg, const declaration_options& 
       << ">(...) (graft/typed/bind.hpp). Regenerate rather than edit.\n#pragma once\n\n#include <cstdint>\n#include <string>\n\n"
       << "#include \"graft/typed/types.hpp\"\n\n";
     if (!o.cpp_namespace.empty()) h << "namespace " << o.cpp_namespace << " {\n\n";
-    auto ports = [&](const char* list, const std::vector<port_decl>& v) {
+    auto ports = [&](const char* list, const std::vector<decl_port>& v) {
         h << "    " << ns << list << "<";
         for (std::size_t i = 0; i < v.size(); ++i) {
             const auto& p = v[i];
