@@ -305,3 +305,17 @@ TEST_CASE("typed bind: a declaration of mnist-softmax/train_model.ckpt classifie
     CHECK(correct == 7357);
     CHECK(net.var<"Variable">().dim(0) == 784);
 }
+
+TEST_CASE("typed bind: a TF1 SavedModel directory as a source (its variables/variables checkpoint by default)") {
+    using namespace bind_t;
+    auto dir = graft::test::fixture("tf-serving/saved_model_half_plus_two_cpu/00000123");
+    GRAFT_REQUIRE_PATH(dir);
+    using HalfPlusTwo = typed::subgraph<"hp2", inputs<port<"x", float, shape<-1, 1>>>, outputs<port<"y", float, shape<-1, 1>>>,
+                                        variables<variable<"a", float, shape<>>, variable<"b", float, shape<>>>>;
+    auto net = graft::load<HalfPlusTwo>(typed::source{"hp2", dir.string()});
+    auto y = net.run<"y">(tensor::from_vector<float>(graft::shape{3, 1}, {1.f, 2.f, 5.f}));
+    CHECK(y(0, 0) == 2.5f);
+    CHECK(y(1, 0) == 3.0f);
+    CHECK(y(2, 0) == 4.5f);
+    CHECK(net.var<"a">().data()[0] == 0.5f);
+}
