@@ -315,10 +315,14 @@ public:
     template <fixed_string Out, class... A>
     auto run(const A&... args) {
         using P = find_port<Net, Out>;
-        detail::feed_list feeds;
-        (add_feed(feeds, args), ...);
-        return tensor_of<typename P::value_type, typename P::shape_type>(detail::run(*rt_, feeds, detail::with_index(P::tensor.view())),
-                                                                          P::name.view());
+        if constexpr (std::is_void_v<typename P::value_type>) {
+            return;  // no such port: find_port has said so
+        } else {
+            detail::feed_list feeds;
+            (add_feed(feeds, args), ...);
+            return tensor_of<typename P::value_type, typename P::shape_type>(
+                detail::run(*rt_, feeds, detail::with_index(P::tensor.view())), P::name.view());
+        }
     }
 
     /// The current value of the declared variable `Name`. Throws not_found_error, graph_error
@@ -326,8 +330,12 @@ public:
     template <fixed_string Name>
     auto var() {
         using V = find_variable<Net, Name>;
-        return tensor_of<typename V::value_type, typename V::shape_type>(
-            detail::variable_value(*rt_, std::string(V::name.view())), V::name.view());
+        if constexpr (std::is_void_v<typename V::value_type>) {
+            return;  // no such variable: find_variable has said so
+        } else {
+            return tensor_of<typename V::value_type, typename V::shape_type>(detail::variable_value(*rt_, std::string(V::name.view())),
+                                                                              V::name.view());
+        }
     }
 
     /// Sets the declared variable `Name`. Throws invalid_argument_error (dtype/shape, naming it).
@@ -392,7 +400,7 @@ private:
     template <fixed_string N>
     static void add_feed(detail::feed_list& feeds, const fed<N>& f) {
         using I = typename detail::find_input_impl<Net, N>::type;
-        add_checked<I>(feeds, f.value);
+        if constexpr (!std::is_void_v<typename I::value_type>) add_checked<I>(feeds, f.value);
     }
     template <class T>
         requires(!detail::is_fed<T>::value && std::is_convertible_v<const T&, const graft::tensor&>)
