@@ -103,7 +103,7 @@ private:
     std::vector<std::string> differences_;
 };
 
-namespace detail {
+namespace bind_detail {
 
 /// "[?,784]" for shape<-1, 784>. Never throws (except bad_alloc).
 inline std::string dims_text(const std::vector<std::int64_t>& d) {
@@ -126,7 +126,7 @@ inline std::string tensor_mismatch(const graft::tensor& t, graft::dtype type, co
     return graft::detail::cat("wants ", dtype_name(type), dims_text(dims), ", got ", t.describe());
 }
 
-}  // namespace detail
+}  // namespace bind_detail
 
 /// A graft::tensor whose dtype is T and whose shape fits Shape (rank, known dims), checked when
 /// it is made: `y.data()`, `y.dim(0)`, `y(i, j)`.
@@ -140,7 +140,7 @@ public:
     /// Wraps `t`. Throws invalid_argument_error naming `what` when its dtype, rank or a known
     /// dimension differs from the declared ones.
     explicit tensor_of(graft::tensor t, std::string_view what = "tensor") : t_(std::move(t)) {
-        if (auto why = detail::tensor_mismatch(t_, dtype_of<T>, detail::dims_of<Shape>()); !why.empty()) {
+        if (auto why = bind_detail::tensor_mismatch(t_, dtype_of<T>, bind_detail::dims_of<Shape>()); !why.empty()) {
             throw invalid_argument_error(graft::detail::cat("'", what, "' ", why), location::at_tensor(std::string(what)),
                                          "give a tensor of the declared dtype and shape");
         }
@@ -182,7 +182,7 @@ fed<Name> feed(graft::tensor t) {
     return {std::move(t)};
 }
 
-namespace detail {
+namespace bind_detail {
 
 /// A port or variable as the runtime sees it.
 struct port_spec {
@@ -285,12 +285,12 @@ GRAFT_TYPED_API const std::vector<std::string>& scopes_of(const runtime& r);
 template <class G, fixed_string Name>
 struct find_input_impl {
     using list = typename G::inputs;
-    static constexpr auto r = lookup(names_of<list>::value, Name.view());
+    static constexpr auto r = detail::lookup(detail::names_of<list>::value, Name.view());
     static_assert(r.count > 0 || error::no_input_port_named<Name, G::scope_name>::value,
                   "feed<name>: the bound graph has no input port of this name (a wired input is fed by its wire)");
     static_assert(r.count < 2 || error::several_ports_end_in<Name>::value,
                   "feed<name>: several inputs end in this name; use the full name (scope/name)");
-    using type = typename pick<list, r.index, Name>::type;
+    using type = typename detail::pick<list, r.index, Name>::type;
 };
 
 template <class T>
@@ -298,7 +298,7 @@ struct is_fed : std::false_type {};
 template <fixed_string N>
 struct is_fed<fed<N>> : std::true_type {};
 
-}  // namespace detail
+}  // namespace bind_detail
 
 /// A typed graph bound to its model files: made by graft::load<Net>(sources...).
 template <graph_type Net>
@@ -306,7 +306,7 @@ class bound {
 public:
     using type = Net;
 
-    explicit bound(detail::runtime_ptr rt) : rt_(std::move(rt)) {}
+    explicit bound(bind_detail::runtime_ptr rt) : rt_(std::move(rt)) {}
 
     /// Runs the graph to the output (or input) port `Out` (full name or unambiguous tail; a typo is
     /// a compile error). Arguments: feed<"port">(t)..., or one bare tensor when Net has one input.
@@ -318,10 +318,10 @@ public:
         if constexpr (std::is_void_v<typename P::value_type>) {
             return;  // no such port: find_port has said so
         } else {
-            detail::feed_list feeds;
+            bind_detail::feed_list feeds;
             (add_feed(feeds, args), ...);
             return tensor_of<typename P::value_type, typename P::shape_type>(
-                detail::run(*rt_, feeds, detail::with_index(P::tensor.view())), P::name.view());
+                bind_detail::run(*rt_, feeds, bind_detail::with_index(P::tensor.view())), P::name.view());
         }
     }
 
@@ -333,7 +333,7 @@ public:
         if constexpr (std::is_void_v<typename V::value_type>) {
             return;  // no such variable: find_variable has said so
         } else {
-            return tensor_of<typename V::value_type, typename V::shape_type>(detail::variable_value(*rt_, std::string(V::name.view())),
+            return tensor_of<typename V::value_type, typename V::shape_type>(bind_detail::variable_value(*rt_, std::string(V::name.view())),
                                                                               V::name.view());
         }
     }
@@ -343,7 +343,7 @@ public:
     void assign(const graft::tensor& t) {
         using V = find_variable<Net, Name>;
         tensor_of<typename V::value_type, typename V::shape_type> checked(t, V::name.view());
-        detail::assign_variable(*rt_, std::string(V::name.view()), checked.tensor());
+        bind_detail::assign_variable(*rt_, std::string(V::name.view()), checked.tensor());
     }
 
     /// Adds a labels placeholder shaped like the port `Out`, the loss (`kind` on `Out` vs the
@@ -355,8 +355,8 @@ public:
     void minimize(loss kind, Opt&& opt, const std::vector<std::string>& scopes = {}) {
         using P = find_port<Net, Out>;
         train::optimizer& o = opt;
-        detail::minimize(*rt_, detail::with_index(P::tensor.view()), std::string(P::name.view()), dtype_of<typename P::value_type>,
-                         detail::dims_of<typename P::shape_type>(), kind, nullptr, o, scopes);
+        bind_detail::minimize(*rt_, bind_detail::with_index(P::tensor.view()), std::string(P::name.view()), dtype_of<typename P::value_type>,
+                         bind_detail::dims_of<typename P::shape_type>(), kind, nullptr, o, scopes);
     }
     /// minimize with a loss of your own: f(builder, output, labels) -> scalar endpoint (include
     /// graft/graph/build.hpp). Throws like above.
@@ -365,8 +365,8 @@ public:
     void minimize(const loss_builder& f, Opt&& opt, const std::vector<std::string>& scopes = {}) {
         using P = find_port<Net, Out>;
         train::optimizer& o = opt;
-        detail::minimize(*rt_, detail::with_index(P::tensor.view()), std::string(P::name.view()), dtype_of<typename P::value_type>,
-                         detail::dims_of<typename P::shape_type>(), loss::mean_squared_error, &f, o, scopes);
+        bind_detail::minimize(*rt_, bind_detail::with_index(P::tensor.view()), std::string(P::name.view()), dtype_of<typename P::value_type>,
+                         bind_detail::dims_of<typename P::shape_type>(), loss::mean_squared_error, &f, o, scopes);
     }
 
     /// One training step: feeds as for run(), then the labels; returns the loss (before the
@@ -385,62 +385,62 @@ public:
 
     /// Saves every variable to the checkpoint `prefix` and the graph to `prefix`.meta (TF's save
     /// ops included, so TF and graft read it back). Returns the prefix. Throws io_error, graph_error.
-    std::string save(const std::string& prefix) { return detail::save(*rt_, prefix); }
+    std::string save(const std::string& prefix) { return bind_detail::save(*rt_, prefix); }
 
     /// The combined MetaGraph (scopes as the type says). Changing it needs refresh().
-    [[nodiscard]] meta_graph& graph() { return detail::graph_of(*rt_); }
+    [[nodiscard]] meta_graph& graph() { return bind_detail::graph_of(*rt_); }
     /// The session (its graph is a copy of graph()). Never throws.
-    [[nodiscard]] exec::session& session() { return detail::session_of(*rt_); }
+    [[nodiscard]] exec::session& session() { return bind_detail::session_of(*rt_); }
     /// A new session over graph() keeping the variables. Throws graph_error.
-    void refresh() { detail::refresh(*rt_); }
+    void refresh() { bind_detail::refresh(*rt_); }
     /// The scopes of the imported model files, in import order. Never throws.
-    [[nodiscard]] const std::vector<std::string>& scopes() const { return detail::scopes_of(*rt_); }
+    [[nodiscard]] const std::vector<std::string>& scopes() const { return bind_detail::scopes_of(*rt_); }
 
 private:
     template <fixed_string N>
-    static void add_feed(detail::feed_list& feeds, const fed<N>& f) {
-        using I = typename detail::find_input_impl<Net, N>::type;
+    static void add_feed(bind_detail::feed_list& feeds, const fed<N>& f) {
+        using I = typename bind_detail::find_input_impl<Net, N>::type;
         if constexpr (!std::is_void_v<typename I::value_type>) add_checked<I>(feeds, f.value);
     }
     template <class T>
-        requires(!detail::is_fed<T>::value && std::is_convertible_v<const T&, const graft::tensor&>)
-    static void add_feed(detail::feed_list& feeds, const T& t) {
+        requires(!bind_detail::is_fed<T>::value && std::is_convertible_v<const T&, const graft::tensor&>)
+    static void add_feed(bind_detail::feed_list& feeds, const T& t) {
         static_assert(Net::inputs::size == 1,
                       "run<out>(x) / train_step(x, labels): a bare tensor feeds the only input, but this graph has several (or none): "
                       "use feed<\"input name\">(x) for each");
         if constexpr (Net::inputs::size == 1) add_checked<typename Net::inputs::template at<0>>(feeds, t);
     }
     template <class I>
-    static void add_checked(detail::feed_list& feeds, const graft::tensor& t) {
-        if (auto why = detail::tensor_mismatch(t, dtype_of<typename I::value_type>, detail::dims_of<typename I::shape_type>()); !why.empty()) {
+    static void add_checked(bind_detail::feed_list& feeds, const graft::tensor& t) {
+        if (auto why = bind_detail::tensor_mismatch(t, dtype_of<typename I::value_type>, bind_detail::dims_of<typename I::shape_type>()); !why.empty()) {
             throw invalid_argument_error(graft::detail::cat("input '", I::name.view(), "' ", why), location::at_tensor(std::string(I::name.view())),
                                          "feed a tensor of the declared dtype and shape");
         }
-        feeds.emplace_back(detail::with_index(I::tensor.view()), t);
+        feeds.emplace_back(bind_detail::with_index(I::tensor.view()), t);
     }
     template <class Tuple, std::size_t... K>
     double step(bool train, const Tuple& args, std::index_sequence<K...>) {
-        detail::feed_list feeds;
+        bind_detail::feed_list feeds;
         (add_feed(feeds, std::get<K>(args)), ...);
         const graft::tensor& labels = std::get<sizeof...(K)>(args);
-        return detail::step(*rt_, std::move(feeds), labels, train);
+        return bind_detail::step(*rt_, std::move(feeds), labels, train);
     }
 
-    detail::runtime_ptr rt_;
+    bind_detail::runtime_ptr rt_;
 };
 
 /// Binds Net to its model files: see graft::load.
 template <graph_type Net, class... S>
     requires(std::is_convertible_v<S, source> && ...)
 bound<Net> load(const S&... sources) {
-    std::vector<detail::leaf_spec> leaves;
-    detail::each<typename Net::leaves>::apply([&](auto l) { leaves.push_back(detail::leaf_of<typename decltype(l)::type>()); });
-    std::vector<detail::wire_spec> wires;
-    detail::each<typename Net::wires>::apply([&](auto w) {
+    std::vector<bind_detail::leaf_spec> leaves;
+    bind_detail::each<typename Net::leaves>::apply([&](auto l) { leaves.push_back(bind_detail::leaf_of<typename decltype(l)::type>()); });
+    std::vector<bind_detail::wire_spec> wires;
+    bind_detail::each<typename Net::wires>::apply([&](auto w) {
         using W = typename decltype(w)::type;
-        wires.push_back({detail::with_index(W::source::tensor.view()), detail::with_index(W::target::tensor.view())});
+        wires.push_back({bind_detail::with_index(W::source::tensor.view()), bind_detail::with_index(W::target::tensor.view())});
     });
-    return bound<Net>(detail::bind_leaves(leaves, wires, std::vector<source>{source(sources)...}));
+    return bound<Net>(bind_detail::bind_leaves(leaves, wires, std::vector<source>{source(sources)...}));
 }
 
 }  // namespace graft::typed

@@ -29,7 +29,7 @@
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 
-namespace graft::typed::detail {
+namespace graft::typed::bind_detail {
 
 /// What the binding keeps at run time (behind a pointer: the saver points into `mg`).
 struct runtime {
@@ -269,7 +269,7 @@ GRAFT_TYPED_API runtime_ptr bind_leaves(const std::vector<leaf_spec>& leaves, co
         surgery::import_options o;
         o.scope = l.scope;
         for (auto& w : wires) {
-            if (under(w.target, l.scope)) o.input_map[w.target.substr(l.scope.size() + 1)] = w.source;
+            if (detail::under(w.target, l.scope)) o.input_map[w.target.substr(l.scope.size() + 1)] = w.source;
         }
         imported.push_back(surgery::import_meta_graph(rt->mg, models.at(l.key).mg, o));
         rt->leaf_scopes.push_back(l.scope);
@@ -346,4 +346,4 @@ GRAFT_TYPED_API void refresh(runtime& r) { r.refresh(); }
 
 GRAFT_TYPED_API const std::vector<std::string>& scopes_of(const runtime& r) { return r.leaf_scopes; }
 
-}  // namespace graft::typed::detail
+}  // namespace graft::typed::bind_detail
