@@ -2,8 +2,8 @@
 // with -fno-exceptions -fno-rtti into a plain program, classifies the MNIST test set at 0.7357
 // with graft's logits; a hand-built CNN (Conv2D SAME/VALID, strides, depthwise, FusedBatchNormV3,
 // MaxPool, AvgPool, BiasAdd, Relu/Relu6/Tanh/Sigmoid, Reshape, transposed MatMul, Softmax, two
-// outputs) matches the session
-// element-wise; unsupported ops, unknown dims and missing names are errors naming them; the CLI.
+// outputs) matches the session element-wise; unsupported ops, unknown dims and missing names are
+// errors naming them; `graft codegen --embedded` of a .meta and of a SavedModel (compiled, run).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -114,7 +114,7 @@ TEST_CASE("embedded: mnist-softmax .meta + checkpoint -> header -> -fno-exceptio
     REQUIRE(code.inputs.size() == 1);
     CHECK(code.inputs[0].shape == std::vector<std::int64_t>{1, 784});
     CHECK(code.outputs[0].shape == std::vector<std::int64_t>{1, 10});
-    CHECK(code.weight_floats == 784 * 10 + 10);
+    CHECK(code.weight_floats == 784 * 12 + 10);  // W's columns padded to 4 for the vector kernel
     CHECK(code.arena_floats == 16);  // MatMul's 10 floats, the bias Add in place
     CHECK(code.ops == std::vector<std::string>{"Add", "MatMul"});
     CHECK(code.header.find("#include <cmath>") != std::string::npos);
@@ -196,7 +196,8 @@ TEST_CASE("embedded: a small CNN (Conv2D SAME/VALID, strides 2, depthwise, batch
     CHECK(code.outputs[0].param == "out_probs");
     CHECK(code.outputs[1].param == "out_logits");
     CHECK(code.arena_floats < code.naive_floats);  // buffers reused
-    CHECK(code.weight_floats == 1 + 108 + 4 + 216 + 6 + 108 + 12 + 12 + 288 + 120 + 5);  // batch norm folded to 2 x 12
+    // Conv2D/MatMul weights with output channels padded to 4; batch norm folded to 2 x 12
+    CHECK(code.weight_floats == 1 + 108 + 4 + 288 + 6 + 108 + 12 + 12 + 384 + 192 + 5);
     write_file(dir / "net.hpp", code.header);
     std::string drv =
         "#include \"net.hpp\"\n#include <cstdio>\n"
@@ -237,7 +238,7 @@ TEST_CASE("embedded: a small CNN (Conv2D SAME/VALID, strides 2, depthwise, batch
     CHECK(diff <= 1e-5f);
 }
 
-TEST_CASE("embedded: unsupported op, unknown non-batch dim, missing names are errors naming them; graft codegen") {
+TEST_CASE("embedded: unsupported op, unknown non-batch dim, missing names are errors naming them; graft codegen of a .meta and a SavedModel") {
     using namespace embedded_t;
     graft::graph g;
     graft::graph_builder b(g);
@@ -282,9 +283,21 @@ TEST_CASE("embedded: unsupported op, unknown non-batch dim, missing names are er
     REQUIRE(graft::test::run_cli("codegen --embedded " + meta.string() + " --inputs Placeholder:-1,784 --outputs Add --namespace mnist -o " +
                                      (dir / "mnist.hpp").string(),
                                  out) == 0);
-    CHECK(out.find("7850 floats") != std::string::npos);
+    CHECK(out.find("9418 floats") != std::string::npos);
     CHECK(std::filesystem::file_size(dir / "mnist.hpp") > 7850 * 8);
-    CHECK(graft::test::run_cli("codegen " + meta.string() + " -o " + (dir / "b.hpp").string(), out) == 1);
-    CHECK(out.find("not built yet") != std::string::npos);
+
+    // a SavedModel (variables from its variables/variables), fed at x:0 (an Identity after
+    // ParseExample, so its shape is given): y = 0.5 x + 2
+    auto sm = graft::test::fixture("tf-serving/saved_model_half_plus_two_cpu/00000123");
+    GRAFT_REQUIRE_PATH(sm);
+    REQUIRE(graft::test::run_cli("codegen --embedded " + sm.string() + " --inputs x:-1,1 --outputs y --namespace hp2 -o " +
+                                     (dir / "net.hpp").string(),
+                                 out) == 0);
+    CHECK(out.find("ops: Add, Mul") != std::string::npos);
+    std::string exe = compile(dir, "#include \"net.hpp\"\n#include <cstdio>\nint main() {\n"
+                                   "    const float xs[3] = {1.f, 2.f, 5.f};\n"
+                                   "    for (float v : xs) { float in[1] = {v}, y[1]; hp2::net::forward(in, y); std::printf(\"%g \", y[0]); }\n}\n");
+    REQUIRE(graft::test::run_command(exe, out) == 0);
+    CHECK(out == "2.5 3 4.5 ");
 #endif
 }

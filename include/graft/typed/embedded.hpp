@@ -140,7 +140,7 @@ inline std::string identifier(std::string_view s) {
 
 /// Where a tensor lives in forward(): an arena buffer, an input parameter or a weight array.
 struct ref {
-    enum kind_t { arena, input, weight } kind = arena;
+    enum kind_t { arena, input, weight, none } kind = arena;
     int id = -1;
 };
 
@@ -168,6 +168,9 @@ struct step {
     int out_param = -1;
     std::string ints;
     int in_place = -1;  ///< an arena buffer that may become `out` when this step is its last reader
+    bool templated = false;  ///< `ints` are template arguments (kernels with constant dims)
+    std::int64_t channels = -1;   ///< conv2d/matmul: output channels (a bias fuses when it has as many)
+    std::int64_t bias_cols = -1;  ///< b_add of a full operand and a constant along the last dim: its length
 };
 
 struct weight {
@@ -246,6 +249,17 @@ private:
         weight_index_[key] = id;
         return {ref::weight, id};
     }
+    /// `t` (float32) with its last dim rounded up to a multiple of 4, zero-filled.
+    static tensor pad_last_dim(const tensor& t) {
+        auto d = t.shape().dims();
+        std::int64_t n = d.back(), np = (n + 3) / 4 * 4, rows = t.num_elements() / std::max<std::int64_t>(n, 1);
+        d.back() = np;
+        tensor r(dtype::float32, graft::shape(d));
+        for (std::int64_t i = 0; i < rows; ++i) {
+            for (std::int64_t j = 0; j < n; ++j) r.data<float>()[i * np + j] = t.data<float>()[i * n + j];
+        }
+        return r;
+    }
     ref float_operand(const node& n, int i) {
         const value& v = get(n.inputs[static_cast<std::size_t>(i)]);
         if (!v.is_const) return v.at;
@@ -270,6 +284,7 @@ private:
     void matmul(const node& n);
     void batch_norm(const node& n);
     std::vector<std::int64_t> int_list(const node& n, const value& v, const std::string& what) const;
+    void fuse();
     void allocate();
     std::string emit() const;
     std::string ref_expr(const ref& r) const;

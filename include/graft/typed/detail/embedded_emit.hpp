@@ -157,7 +157,7 @@ inline std::string planner::emit() const {
       << "//   float out[" << o_.ns << "::" << S << "::" << (outputs_.size() == 1 ? "output_size" : outputs_[0].param + "_size") << "];\n"
       << "//   " << o_.ns << "::" << S << "::forward(in" << (inputs_.size() > 1 ? ", ..." : "") << ", out"
       << (outputs_.size() > 1 ? ", ..." : "") << ");\n"
-      << "#pragma once\n\n#include <cmath>\n" << (need_limits_ ? "#include <limits>\n" : "") << "\nnamespace " << o_.ns << " {\n\n";
+      << "#pragma once\n\n#include <cmath>\n#include <cstring>\n" << (need_limits_ ? "#include <limits>\n" : "") << "\nnamespace " << o_.ns << " {\n\n";
     h << "namespace weights {\n";
     for (auto& w : weights_) {
         auto n = w.data.num_elements();
@@ -169,7 +169,9 @@ inline std::string planner::emit() const {
     h << "}  // namespace weights\n\nnamespace kernels {\n";
     const auto& src = kernel_sources();
     std::set<std::string> written;
-    for (auto& k : kernels_) {
+    std::vector<std::string> order(kernels_.begin(), kernels_.end());
+    std::stable_partition(order.begin(), order.end(), [](const std::string& k) { return k == "f4"; });  // used by others
+    for (auto& k : order) {
         if (k.rfind("unary:", 0) == 0) {
             std::string op = k.substr(6), fn = identifier(op);
             std::transform(fn.begin(), fn.end(), fn.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -197,9 +199,10 @@ inline std::string planner::emit() const {
       << "inline void " << S << "::forward(" << sig << ") {\n";
     if (arena_floats_ > 0) h << "    alignas(64) static float arena[" << arena_floats_ << "];\n";
     for (auto& s : steps_) {
-        h << "    // " << s.comment << "\n    kernels::" << s.fn << "(";
+        h << "    // " << s.comment << "\n    kernels::" << s.fn << (s.templated ? "<" + s.ints + ">(" : std::string("("));
         for (auto& a : s.args) h << ref_expr(a) << ", ";
-        h << (s.out >= 0 ? ref_expr({ref::arena, s.out}) : outputs_[static_cast<std::size_t>(s.out_param)].param) << ", " << s.ints << ");\n";
+        h << (s.out >= 0 ? ref_expr({ref::arena, s.out}) : outputs_[static_cast<std::size_t>(s.out_param)].param)
+          << (s.templated ? std::string(");\n") : ", " + s.ints + ");\n");
     }
     h << "}\n\n}  // namespace " << o_.ns << "\n";
     return h.str();
@@ -207,6 +210,7 @@ inline std::string planner::emit() const {
 
 inline embedded_code planner::run() {
     setup_ports();
+    fuse();
     allocate();
     for (auto& w : weights_) {
         const float* d = w.data.data<float>();

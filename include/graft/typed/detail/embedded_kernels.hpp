@@ -4,11 +4,14 @@
 // graft/typed/embedded.hpp.
 //
 // Every kernel works on one sample, row-major, NHWC with HWIO filters (the output channel is the
-// innermost loop, so compilers vectorize it). Elementwise kernels may run in place (o == a).
+// innermost loop, so compilers vectorize it). MatMul, convolutions and pools are templates over
+// their dims: each call site's loops have constant trip counts and keep their accumulators in
+// registers. Elementwise kernels take their sizes at run time and may run in place (o == a).
 #pragma once
 
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -31,81 +34,130 @@ inline const std::map<std::string, std::string>& kernel_sources() {
     for (int i = 0; i < n; ++i) o[i] = a[i];
 }
 )"},
-        {"matmul", R"(// c[M,N] = a[M,K] * b[K,N]
-inline void matmul(const float* __restrict a, const float* __restrict b, float* __restrict c, int M, int K, int N) {
+        {"f4", R"(// f4: 4 floats, a SIMD register where the compiler has vector extensions (GCC, Clang)
+#if defined(__GNUC__) || defined(__clang__)
+typedef float f4 __attribute__((vector_size(16)));
+#else
+struct f4 {
+    float v[4];
+    f4& operator+=(const f4& o) { for (int i = 0; i < 4; ++i) v[i] += o.v[i]; return *this; }
+    friend f4 operator*(const f4& a, const f4& b) { f4 r; for (int i = 0; i < 4; ++i) r.v[i] = a.v[i] * b.v[i]; return r; }
+};
+#endif
+#ifndef GRAFT_EMBEDDED_UNROLL  // unrolled at -O2 too, so the accumulators stay in registers
+#if defined(__GNUC__) || defined(__clang__)
+#define GRAFT_EMBEDDED_UNROLL _Pragma("GCC unroll 16")
+#else
+#define GRAFT_EMBEDDED_UNROLL
+#endif
+#endif
+inline f4 f4_load(const float* p) { f4 v; std::memcpy(&v, p, sizeof v); return v; }
+inline f4 f4_splat(float x) { return f4{x, x, x, x}; }
+template <int ACT>
+inline float epilogue(float v) { return ACT == 1 ? (v > 0.f ? v : 0.f) : ACT == 2 ? (v > 0.f ? (v < 6.f ? v : 6.f) : 0.f) : v; }
+)"},
+        {"matmul", R"(// c[M,N] = a[M,K] * b[K,NP], NP = N rounded up to 4 (zero columns); 16 columns at a time in registers
+// bias (nullptr: none) and ACT (0 none, 1 Relu, 2 Relu6) are the fused BiasAdd and activation
+template <int M, int K, int N, int ACT>
+inline void matmul(const float* __restrict a, const float* __restrict b, const float* __restrict bias, float* __restrict c) {
+    constexpr int NP = (N + 3) / 4 * 4;
+    for (int i = 0; i < M; ++i) {
+        const float* ai = a + i * K;
+        for (int j0 = 0; j0 < NP; j0 += 16) {
+            const int nv = NP - j0 >= 16 ? 4 : (NP - j0) / 4;
+            f4 acc[4] = {};
+            for (int p = 0; p < K; ++p) {
+                const f4 av = f4_splat(ai[p]);
+                const float* bp = b + p * NP + j0;
+                GRAFT_EMBEDDED_UNROLL for (int v = 0; v < nv; ++v) acc[v] += av * f4_load(bp + 4 * v);
+            }
+            float t[16];
+            std::memcpy(t, acc, sizeof t);
+            for (int j = 0; j < 16 && j0 + j < N; ++j) c[i * N + j0 + j] = epilogue<ACT>(t[j] + (bias ? bias[j0 + j] : 0.f));
+        }
+    }
+}
+)"},
+        {"matmul_s", R"(// c[M,N] = a[M,K] * b[K,N], both computed
+template <int M, int K, int N>
+inline void matmul_s(const float* __restrict a, const float* __restrict b, float* __restrict c) {
     for (int i = 0; i < M; ++i) {
         float* ci = c + i * N;
         for (int j = 0; j < N; ++j) ci[j] = 0.f;
         for (int p = 0; p < K; ++p) {
             const float av = a[i * K + p];
-            const float* bp = b + p * N;
-            for (int j = 0; j < N; ++j) ci[j] += av * bp[j];
+            for (int j = 0; j < N; ++j) ci[j] += av * b[p * N + j];
         }
     }
 }
 )"},
-        {"conv2d", R"(// out[OH,OW,O] = in[H,W,C] (*) f[KH,KW,C,O]; pt/pl: padding before, sh/sw strides, dh/dw dilations
-inline void conv2d(const float* __restrict in, const float* __restrict f, float* __restrict out, int H, int W, int C,
-                   int KH, int KW, int O, int OH, int OW, int sh, int sw, int pt, int pl, int dh, int dw) {
+        {"conv2d", R"(// out[OH,OW,O] = in[H,W,C] (*) f[KH,KW,C,OP], OP = O rounded up to 4 (zero channels); PT/PL:
+// padding before, SH/SW strides, DH/DW dilations. The output channels of a pixel stay in registers.
+// bias (nullptr: none) and ACT (0 none, 1 Relu, 2 Relu6) are the fused BiasAdd and activation.
+template <int H, int W, int C, int KH, int KW, int O, int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW, int ACT>
+inline void conv2d(const float* __restrict in, const float* __restrict f, const float* __restrict bias, float* __restrict out) {
+    constexpr int V = (O + 3) / 4;
     for (int oy = 0; oy < OH; ++oy) {
         for (int ox = 0; ox < OW; ++ox) {
-            float* o = out + (oy * OW + ox) * O;
-            for (int k = 0; k < O; ++k) o[k] = 0.f;
+            f4 acc[V] = {};
             for (int ky = 0; ky < KH; ++ky) {
-                const int iy = oy * sh - pt + ky * dh;
+                const int iy = oy * SH - PT + ky * DH;
                 if (iy < 0 || iy >= H) continue;
                 for (int kx = 0; kx < KW; ++kx) {
-                    const int ix = ox * sw - pl + kx * dw;
+                    const int ix = ox * SW - PL + kx * DW;
                     if (ix < 0 || ix >= W) continue;
                     const float* x = in + (iy * W + ix) * C;
-                    const float* w = f + (ky * KW + kx) * C * O;
+                    const float* w = f + (ky * KW + kx) * C * V * 4;
                     for (int c = 0; c < C; ++c) {
-                        const float v = x[c];
-                        const float* wc = w + c * O;
-                        for (int k = 0; k < O; ++k) o[k] += v * wc[k];
+                        const f4 xv = f4_splat(x[c]);
+                        GRAFT_EMBEDDED_UNROLL for (int k = 0; k < V; ++k) acc[k] += xv * f4_load(w + (c * V + k) * 4);
                     }
                 }
             }
+            float t[V * 4];
+            std::memcpy(t, acc, sizeof t);
+            float* o = out + (oy * OW + ox) * O;
+            for (int k = 0; k < O; ++k) o[k] = epilogue<ACT>(t[k] + (bias ? bias[k] : 0.f));
         }
     }
 }
 )"},
         {"depthwise", R"(// out[OH,OW,C*M] = depthwise in[H,W,C] (*) f[KH,KW,C,M]
-inline void depthwise(const float* __restrict in, const float* __restrict f, float* __restrict out, int H, int W, int C,
-                      int KH, int KW, int M, int OH, int OW, int sh, int sw, int pt, int pl, int dh, int dw) {
-    const int O = C * M;
+template <int H, int W, int C, int KH, int KW, int M, int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW>
+inline void depthwise(const float* __restrict in, const float* __restrict f, float* __restrict out) {
     for (int oy = 0; oy < OH; ++oy) {
         for (int ox = 0; ox < OW; ++ox) {
-            float* o = out + (oy * OW + ox) * O;
-            for (int k = 0; k < O; ++k) o[k] = 0.f;
+            float acc[C * M] = {};
             for (int ky = 0; ky < KH; ++ky) {
-                const int iy = oy * sh - pt + ky * dh;
+                const int iy = oy * SH - PT + ky * DH;
                 if (iy < 0 || iy >= H) continue;
                 for (int kx = 0; kx < KW; ++kx) {
-                    const int ix = ox * sw - pl + kx * dw;
+                    const int ix = ox * SW - PL + kx * DW;
                     if (ix < 0 || ix >= W) continue;
                     const float* x = in + (iy * W + ix) * C;
-                    const float* w = f + (ky * KW + kx) * O;
+                    const float* w = f + (ky * KW + kx) * C * M;
                     for (int c = 0; c < C; ++c) {
-                        for (int m = 0; m < M; ++m) o[c * M + m] += x[c] * w[c * M + m];
+                        for (int m = 0; m < M; ++m) acc[c * M + m] += x[c] * w[c * M + m];
                     }
                 }
             }
+            float* o = out + (oy * OW + ox) * C * M;
+            for (int k = 0; k < C * M; ++k) o[k] = acc[k];
         }
     }
 }
 )"},
-        {"maxpool", R"(inline void maxpool(const float* __restrict in, float* __restrict out, int H, int W, int C, int KH, int KW,
-                    int OH, int OW, int sh, int sw, int pt, int pl) {
+        {"maxpool", R"(template <int H, int W, int C, int KH, int KW, int OH, int OW, int SH, int SW, int PT, int PL>
+inline void maxpool(const float* __restrict in, float* __restrict out) {
     for (int oy = 0; oy < OH; ++oy) {
         for (int ox = 0; ox < OW; ++ox) {
             float* o = out + (oy * OW + ox) * C;
             for (int c = 0; c < C; ++c) o[c] = -3.402823466e38f;
             for (int ky = 0; ky < KH; ++ky) {
-                const int iy = oy * sh - pt + ky;
+                const int iy = oy * SH - PT + ky;
                 if (iy < 0 || iy >= H) continue;
                 for (int kx = 0; kx < KW; ++kx) {
-                    const int ix = ox * sw - pl + kx;
+                    const int ix = ox * SW - PL + kx;
                     if (ix < 0 || ix >= W) continue;
                     const float* x = in + (iy * W + ix) * C;
                     for (int c = 0; c < C; ++c) o[c] = x[c] > o[c] ? x[c] : o[c];
@@ -116,18 +168,18 @@ inline void depthwise(const float* __restrict in, const float* __restrict f, flo
 }
 )"},
         {"avgpool", R"(// the mean over the window's cells inside the input (padding is not counted)
-inline void avgpool(const float* __restrict in, float* __restrict out, int H, int W, int C, int KH, int KW,
-                    int OH, int OW, int sh, int sw, int pt, int pl) {
+template <int H, int W, int C, int KH, int KW, int OH, int OW, int SH, int SW, int PT, int PL>
+inline void avgpool(const float* __restrict in, float* __restrict out) {
     for (int oy = 0; oy < OH; ++oy) {
         for (int ox = 0; ox < OW; ++ox) {
             float* o = out + (oy * OW + ox) * C;
             for (int c = 0; c < C; ++c) o[c] = 0.f;
             int n = 0;
             for (int ky = 0; ky < KH; ++ky) {
-                const int iy = oy * sh - pt + ky;
+                const int iy = oy * SH - PT + ky;
                 if (iy < 0 || iy >= H) continue;
                 for (int kx = 0; kx < KW; ++kx) {
-                    const int ix = ox * sw - pl + kx;
+                    const int ix = ox * SW - PL + kx;
                     if (ix < 0 || ix >= W) continue;
                     const float* x = in + (iy * W + ix) * C;
                     for (int c = 0; c < C; ++c) o[c] += x[c];

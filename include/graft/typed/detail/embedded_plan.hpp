@@ -77,6 +77,10 @@ inline void planner::binary_refs(const node& n, const std::string& op, const val
     kernels_.insert("binary:" + op);
     step& s = add_step(n, out, fn, {ra, rb}, graft::detail::cat(rows, ", ", cols, ", ", fa.row, ", ", fa.col, ", ", fb.row, ", ", fb.col));
     std::int64_t total = numel(so);
+    if (ra.kind == ref::arena && rb.kind == ref::weight && (fa.row == cols || rows == 1) && fa.col == 1 && (fb.row == 0 || rows == 1) && fb.col == 1 &&
+        numel(sb) == cols && numel(sa) == total && (op == "Add" || op == "AddV2" || op == "BiasAdd")) {
+        s.bias_cols = cols;
+    }
     if (ra.kind == ref::arena && numel(sa) == total) s.in_place = ra.id;
     else if (rb.kind == ref::arena && numel(sb) == total) s.in_place = rb.id;
 }
@@ -94,30 +98,37 @@ inline void planner::matmul(const node& n) {
     std::int64_t M = ta ? va.shape[1] : va.shape[0], K = ta ? va.shape[0] : va.shape[1];
     std::int64_t K2 = tb ? vb.shape[1] : vb.shape[0], N = tb ? vb.shape[0] : vb.shape[1];
     if (K != K2) fail_shape(n, "MatMul inner dims differ: " + dims_str(va.shape) + " x " + dims_str(vb.shape));
-    auto operand = [&](const value& v, int i, bool t, const char* which) -> ref {
+    // constant operands are stored in the layout the kernel reads: a [M,K], b [K,NP] (columns
+    // padded to 4 for the vector kernel)
+    auto operand = [&](const value& v, int i, bool t, bool pad, const char* which) -> ref {
         const endpoint& e = n.inputs[static_cast<std::size_t>(i)];
         if (!v.is_const) {
             if (t) fail_unsupported(n, std::string("MatMul with transpose_") + which + " on a computed (non-constant) operand");
             return v.at;
         }
+        require_float(n, i);
         tensor c = v.c;
-        if (t) {  // weights stored in the layout the kernel reads: a [M,K], b [K,N]
+        if (t) {
             std::int64_t r0 = v.shape[0], r1 = v.shape[1];
             tensor tt(dtype::float32, {r1, r0});
-            if (c.type() == dtype::float32) {
-                for (std::int64_t x = 0; x < r0; ++x) {
-                    for (std::int64_t y = 0; y < r1; ++y) tt.data<float>()[y * r0 + x] = c.data<float>()[x * r1 + y];
-                }
-                c = tt;
+            for (std::int64_t x = 0; x < r0; ++x) {
+                for (std::int64_t y = 0; y < r1; ++y) tt.data<float>()[y * r0 + x] = c.data<float>()[x * r1 + y];
             }
+            c = tt;
         }
-        return weight_of(n, v, e.str() + (t ? "/T" : ""), e.str() + (t ? " transposed" : ""), c);
+        std::string key = e.str() + (t ? "/T" : "") + (pad ? "/pad4" : "");
+        std::string what = e.str() + (t ? " transposed" : "") + (pad ? " [K,N], N padded to 4" : "");
+        return weight_of(n, v, key, what, pad ? pad_last_dim(c) : c);
     };
-    ref ra = operand(va, 0, ta, "a"), rb = operand(vb, 1, tb, "b");
+    ref ra = operand(va, 0, ta, false, "a"), rb = operand(vb, 1, tb, true, "b");
+    std::string fn = rb.kind == ref::weight ? "matmul" : "matmul_s";
+    if (fn == "matmul") kernels_.insert("f4");
     value out;
     out.shape = {M, N};
-    kernels_.insert("matmul");
-    add_step(n, out, "matmul", {ra, rb}, graft::detail::cat(M, ", ", K, ", ", N));
+    kernels_.insert(fn);
+    step& st = add_step(n, out, fn, {ra, rb}, graft::detail::cat(M, ", ", K, ", ", N));
+    st.templated = true;
+    st.channels = N;
     set(n, 0, std::move(out));
 }
 
@@ -157,7 +168,13 @@ inline void planner::conv_or_pool(const node& n) {
         KW = vf.shape[1];
         if (op == "Conv2D") O = vf.shape[3];
         else { M = vf.shape[3]; O = C * M; }
-        rf = weight_of(n, vf, n.inputs[1].str(), n.inputs[1].str(), vf.c);
+        if (op == "Conv2D") {  // output channels padded to 4 for the vector kernel
+            if (vf.c.type() != dtype::float32) require_float(n, 1);
+            rf = weight_of(n, vf, n.inputs[1].str() + "/pad4", n.inputs[1].str() + " [HWIO, O padded to 4]", pad_last_dim(vf.c));
+            kernels_.insert("f4");
+        } else {
+            rf = weight_of(n, vf, n.inputs[1].str(), n.inputs[1].str(), vf.c);
+        }
     }
     std::string pad = n.attr_at("padding").s();
     auto geometry = [&](std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t before,
@@ -191,13 +208,16 @@ inline void planner::conv_or_pool(const node& n) {
     if (pool) {
         std::string fn = op == "MaxPool" ? "maxpool" : "avgpool";
         kernels_.insert(fn);
-        add_step(n, out, fn, {vx.at}, graft::detail::cat(H, ", ", W, ", ", C, ", ", KH, ", ", KW, ", ", OH, ", ", OW, ", ", st[1], ", ", st[2], ", ", pt, ", ", pl));
+        add_step(n, out, fn, {vx.at}, graft::detail::cat(H, ", ", W, ", ", C, ", ", KH, ", ", KW, ", ", OH, ", ", OW, ", ", st[1], ", ", st[2], ", ", pt, ", ", pl))
+            .templated = true;
     } else {
         std::string fn = op == "Conv2D" ? "conv2d" : "depthwise";
         kernels_.insert(fn);
         add_step(n, out, fn, {vx.at, rf},
                  graft::detail::cat(H, ", ", W, ", ", C, ", ", KH, ", ", KW, ", ", op == "Conv2D" ? O : M, ", ", OH, ", ", OW, ", ", st[1],
-                             ", ", st[2], ", ", pt, ", ", pl, ", ", dil[1], ", ", dil[2]));
+                             ", ", st[2], ", ", pt, ", ", pl, ", ", dil[1], ", ", dil[2]))
+            .templated = true;
+        if (op == "Conv2D") steps_.back().channels = O;
     }
     set(n, 0, std::move(out));
 }
@@ -238,6 +258,47 @@ inline void planner::batch_norm(const node& n) {
     binary_refs(n, "Add", mid, mid.at, vb, rb, out);
     ops_.insert(n.op);
     set(n, 0, std::move(out));
+}
+
+/// Conv2D / MatMul followed by the only reader of its output, a bias Add along the channels, and
+/// then by the only reader of that, Relu or Relu6: one kernel call with the bias and activation in
+/// its epilogue (no pass over the intermediates).
+inline void planner::fuse() {
+    auto readers = [&](int buf) {
+        int k = 0;
+        for (auto& s : steps_) {
+            for (auto& a : s.args) k += a.kind == ref::arena && a.id == buf;
+        }
+        return k;
+    };
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+        step& s = steps_[i];
+        if (s.fn != "conv2d" && s.fn != "matmul") continue;
+        int act = 0;
+        std::size_t drop = 0;
+        ref bias{ref::none, -1};
+        if (i + 1 < steps_.size()) {
+            step& b = steps_[i + 1];
+            if (b.fn == "b_add" && b.bias_cols == s.channels && b.args[0].kind == ref::arena && b.args[0].id == s.out &&
+                readers(s.out) == 1) {
+                bias = b.args[1];
+                drop = 1;
+                if (i + 2 < steps_.size()) {
+                    step& c = steps_[i + 2];
+                    if ((c.fn == "u_relu" || c.fn == "u_relu6") && c.args[0].kind == ref::arena && c.args[0].id == b.out &&
+                        readers(b.out) == 1) {
+                        act = c.fn == "u_relu" ? 1 : 2;
+                        drop = 2;
+                    }
+                }
+            }
+        }
+        for (std::size_t k = 1; k <= drop; ++k) s.comment += "\n    //   + " + steps_[i + k].comment;
+        if (drop) s.out = steps_[i + drop].out;
+        s.args.push_back(bias);
+        s.ints += ", " + std::to_string(act);
+        steps_.erase(steps_.begin() + static_cast<std::ptrdiff_t>(i) + 1, steps_.begin() + static_cast<std::ptrdiff_t>(i + drop) + 1);
+    }
 }
 
 /// Offsets in the arena (floats, 16-float aligned): each step's output takes the lowest free range
@@ -295,6 +356,7 @@ inline void planner::allocate() {
 }
 
 inline std::string planner::ref_expr(const ref& r) const {
+    if (r.kind == ref::none) return "nullptr";
     if (r.kind == ref::input) return inputs_[static_cast<std::size_t>(r.id)].param;
     if (r.kind == ref::weight) return "weights::" + weights_[static_cast<std::size_t>(r.id)].name;
     std::int64_t off = buffers_[static_cast<std::size_t>(r.id)].offset;
