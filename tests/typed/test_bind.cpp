@@ -182,6 +182,19 @@ TEST_CASE("typed bind: connect<G1, G2> equals the runtime surgery::connect and t
         CHECK(ys(i, 1) == 3.f * y2(i, 1));
     }
     CHECK(max_diff(y2, y) == 0);
+
+    // ... or restored from a checkpoint of its own (keys as in make_graph's graph: "w")
+    {
+        auto mg = scale_layer::make_graph();
+        train::saver sv(mg);
+        graft::exec::session ss(mg.graph);
+        train::detail::assign_variable(ss, "w", tensor::from_vector<float>({5.f, 7.f}));
+        sv.save(ss, (f.dir / "scale.ckpt").string());
+    }
+    auto sc = graft::load<Scaled>(source{"g1", f.ca + ".meta"}, source{"g2", f.cb + ".meta"}, source{"scale", "", (f.dir / "scale.ckpt").string()});
+    auto yc = sc.run<"scale/y">(x);
+    CHECK(yc(4, 0) == 5.f * y2(4, 0));
+    CHECK(yc(4, 1) == 7.f * y2(4, 1));
 }
 
 TEST_CASE("typed bind: connect<G, clone<G, \"copy\">> equals surgery::clone (copy policy); training the copy leaves G alone") {

@@ -15,6 +15,10 @@
 //   net.minimize<"logits">(loss::softmax_cross_entropy, graft::train::gradient_descent(0.1));
 //   double l = net.train_step(x, onehot);                          // feeds..., labels
 //   net.save("out/net.ckpt");                                      // + out/net.ckpt.meta
+//   // several inputs: net.run<"logits">(feed<"g1/x">(x), feed<"g2/keep">(k));
+//   // a misspelt port or variable name is a compile error (find_port / find_variable); a tensor
+//   // of the wrong dtype or shape is an invalid_argument_error naming the port; a declaration the
+//   // files do not match is ONE interface_error listing every difference.
 //
 // Build time: header-only, or (GRAFT_TYPED_SEPARATE / GRAFT_TYPED_IMPLEMENTATION, see below) the
 // runtime part compiled once so that typed translation units stay light.
@@ -24,6 +28,8 @@
 // checkpoint. A leaf whose subgraph type has `static graft::meta_graph make_graph()` (hand-written
 // layers) is built instead of read, and initialised by its "init" op unless a source gives it a
 // checkpoint (source{"scope", "", "ckpt"}).
+// (With `using namespace graft::typed` at global scope, spell clone as graft::typed::clone: glibc
+// declares a global ::clone.)
 #pragma once
 #define GRAFT_TYPED_BIND_HPP_INCLUDED
 
