@@ -10,6 +10,10 @@
 #include <string>
 
 #include "graft/core/tensor_util.hpp"
+#include "graft/exec/session.hpp"
+#include "graft/graph/build.hpp"
+#include "graft/train/optimizer.hpp"
+#include "graft/train/saver.hpp"
 #include "graft/typed/bind.hpp"
 
 using graft::dtype;

@@ -20,8 +20,10 @@
 //   // of the wrong dtype or shape is an invalid_argument_error naming the port; a declaration the
 //   // files do not match is ONE interface_error listing every difference.
 //
-// Build time: header-only, or (GRAFT_TYPED_SEPARATE / GRAFT_TYPED_IMPLEMENTATION, see below) the
-// runtime part compiled once so that typed translation units stay light.
+// Build time: the runtime part (typed/detail/bind_impl.hpp: loading, wiring, checking, the session,
+// training, saving) is compiled once into graft::tf (src/tf/typed_runtime.cpp), which every program
+// that reads TF files links anyway; this header declares it and includes no session, surgery or
+// training header, so a translation unit binding a typed 2-model connect compiles in seconds.
 //
 // Sources are keyed by a leaf's ORIGINAL scope (the scope_name of its subgraph<>), so G and
 // clone<G, "copy"> read the same files; the copy gets its own variables, restored from the same
@@ -48,16 +50,6 @@
 #include "graft/core/error.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/typed/types.hpp"
-
-// Header-only by default. For faster builds of many typed translation units: define
-// GRAFT_TYPED_SEPARATE before including this header (it then declares the runtime part and pulls
-// in no session, surgery or training header), and compile it once in one translation unit of the
-// program with GRAFT_TYPED_IMPLEMENTATION defined. Use one mode per program.
-#if defined(GRAFT_TYPED_SEPARATE) || defined(GRAFT_TYPED_IMPLEMENTATION)
-#define GRAFT_TYPED_API
-#else
-#define GRAFT_TYPED_API inline
-#endif
 
 namespace graft {
 struct meta_graph;
@@ -258,35 +250,35 @@ using feed_list = std::vector<std::pair<std::string, graft::tensor>>;
 /// The state of a bound graph (typed/detail/bind_impl.hpp).
 struct runtime;
 struct runtime_deleter {
-    GRAFT_TYPED_API void operator()(runtime* r) const noexcept;
+    void operator()(runtime* r) const noexcept;
 };
 using runtime_ptr = std::unique_ptr<runtime, runtime_deleter>;
 
 /// Loads, checks, imports (wired) and restores the leaves. Throws invalid_argument_error (unknown
 /// or missing sources, a variable without checkpoint or init), interface_error, and what loading,
 /// importing and restoring throw.
-GRAFT_TYPED_API runtime_ptr bind_leaves(const std::vector<leaf_spec>& leaves, const std::vector<wire_spec>& wires,
+runtime_ptr bind_leaves(const std::vector<leaf_spec>& leaves, const std::vector<wire_spec>& wires,
                                         const std::vector<source>& sources);
 /// Runs to `fetch`. Throws what the session throws.
-GRAFT_TYPED_API graft::tensor run(runtime& r, const feed_list& feeds, const std::string& fetch);
+graft::tensor run(runtime& r, const feed_list& feeds, const std::string& fetch);
 /// The value of variable node `name`. Throws not_found_error, graph_error (uninitialised).
-GRAFT_TYPED_API graft::tensor variable_value(runtime& r, const std::string& name);
+graft::tensor variable_value(runtime& r, const std::string& name);
 /// Sets variable node `name`. Throws not_found_error, invalid_argument_error.
-GRAFT_TYPED_API void assign_variable(runtime& r, const std::string& name, const graft::tensor& t);
+void assign_variable(runtime& r, const std::string& name, const graft::tensor& t);
 /// Labels, loss (`kind`, or `*custom` when given) and update ops, once. Throws invalid_argument_error
 /// (twice, unknown scope, softmax on rank != 2), graph_error, what the optimizer throws.
-GRAFT_TYPED_API void minimize(runtime& r, const std::string& output, const std::string& port, graft::dtype type,
+void minimize(runtime& r, const std::string& output, const std::string& port, graft::dtype type,
                               const std::vector<std::int64_t>& dims, loss kind, const loss_builder* custom, train::optimizer& opt,
                               const std::vector<std::string>& scopes);
 /// One training step (or the loss only). Throws invalid_argument_error (no minimize), what run throws.
-GRAFT_TYPED_API double step(runtime& r, feed_list feeds, const graft::tensor& labels, bool train);
+double step(runtime& r, feed_list feeds, const graft::tensor& labels, bool train);
 /// Saves every variable + the .meta. Throws io_error, graph_error.
-GRAFT_TYPED_API std::string save(runtime& r, const std::string& prefix);
+std::string save(runtime& r, const std::string& prefix);
 /// Escape hatches. Never throw (refresh: graph_error).
-GRAFT_TYPED_API meta_graph& graph_of(runtime& r);
-GRAFT_TYPED_API exec::session& session_of(runtime& r);
-GRAFT_TYPED_API void refresh(runtime& r);
-GRAFT_TYPED_API const std::vector<std::string>& scopes_of(const runtime& r);
+meta_graph& graph_of(runtime& r);
+exec::session& session_of(runtime& r);
+void refresh(runtime& r);
+const std::vector<std::string>& scopes_of(const runtime& r);
 
 template <class G, fixed_string Name>
 struct find_input_impl {
@@ -466,6 +458,7 @@ typed::bound<Net> load(const S&... sources) {
 
 }  // namespace graft
 
-#if !defined(GRAFT_TYPED_SEPARATE) || defined(GRAFT_TYPED_IMPLEMENTATION)
+// GRAFT_TYPED_IMPLEMENTATION: defined only by src/tf/typed_runtime.cpp, which compiles the runtime.
+#if defined(GRAFT_TYPED_IMPLEMENTATION)
 #include "graft/typed/detail/bind_impl.hpp"
 #endif

@@ -1,8 +1,7 @@
 // graft/typed/detail/bind_impl.hpp — the non-template part of typed/bind.hpp: loading, wiring,
 // checking and restoring the leaves, and the runtime state of a bound graph (MetaGraph, session,
-// training ops, saver). Included by typed/bind.hpp (header-only use) or, with
-// GRAFT_TYPED_SEPARATE, compiled once in the translation unit that defines
-// GRAFT_TYPED_IMPLEMENTATION. Not to be included directly.
+// training ops, saver). Compiled once into graft::tf by src/tf/typed_runtime.cpp (which defines
+// GRAFT_TYPED_IMPLEMENTATION and includes typed/bind.hpp). Not to be included directly.
 #pragma once
 
 #ifndef GRAFT_TYPED_BIND_HPP_INCLUDED
@@ -202,7 +201,7 @@ inline void check_interface(const leaf_spec& l, const meta_graph& mg, const std:
 /// Imports, checks and restores the leaves. Throws invalid_argument_error (sources: unknown or
 /// missing keys, a variable without checkpoint or init), interface_error (declared vs found),
 /// and what loading, importing and restoring throw.
-GRAFT_TYPED_API runtime_ptr bind_leaves(const std::vector<leaf_spec>& leaves, const std::vector<wire_spec>& wires,
+runtime_ptr bind_leaves(const std::vector<leaf_spec>& leaves, const std::vector<wire_spec>& wires,
                                      const std::vector<source>& sources) {
     // 1. sources by key
     std::map<std::string, const source*> by_key;
@@ -296,17 +295,17 @@ GRAFT_TYPED_API runtime_ptr bind_leaves(const std::vector<leaf_spec>& leaves, co
 }
 
 
-GRAFT_TYPED_API void runtime_deleter::operator()(runtime* r) const noexcept { delete r; }
+void runtime_deleter::operator()(runtime* r) const noexcept { delete r; }
 
-GRAFT_TYPED_API graft::tensor run(runtime& r, const feed_list& feeds, const std::string& fetch) { return r.run_one(feeds, fetch); }
+graft::tensor run(runtime& r, const feed_list& feeds, const std::string& fetch) { return r.run_one(feeds, fetch); }
 
-GRAFT_TYPED_API graft::tensor variable_value(runtime& r, const std::string& name) { return r.s->variable_value(r.variable_key(name)); }
+graft::tensor variable_value(runtime& r, const std::string& name) { return r.s->variable_value(r.variable_key(name)); }
 
-GRAFT_TYPED_API void assign_variable(runtime& r, const std::string& name, const graft::tensor& t) {
+void assign_variable(runtime& r, const std::string& name, const graft::tensor& t) {
     train::detail::assign_variable(*r.s, name, t);
 }
 
-GRAFT_TYPED_API void minimize(runtime& r, const std::string& output, const std::string& port, graft::dtype type,
+void minimize(runtime& r, const std::string& output, const std::string& port, graft::dtype type,
                               const std::vector<std::int64_t>& dims, loss kind, const loss_builder* custom, train::optimizer& opt,
                               const std::vector<std::string>& scopes) {
     if (custom) {
@@ -332,18 +331,18 @@ GRAFT_TYPED_API void minimize(runtime& r, const std::string& output, const std::
     r.minimize(output, type, dims, f, opt, scopes);
 }
 
-GRAFT_TYPED_API double step(runtime& r, feed_list feeds, const graft::tensor& labels, bool train) {
+double step(runtime& r, feed_list feeds, const graft::tensor& labels, bool train) {
     return r.step(std::move(feeds), labels, train);
 }
 
-GRAFT_TYPED_API std::string save(runtime& r, const std::string& prefix) { return r.save(prefix); }
+std::string save(runtime& r, const std::string& prefix) { return r.save(prefix); }
 
-GRAFT_TYPED_API meta_graph& graph_of(runtime& r) { return r.mg; }
+meta_graph& graph_of(runtime& r) { return r.mg; }
 
-GRAFT_TYPED_API exec::session& session_of(runtime& r) { return *r.s; }
+exec::session& session_of(runtime& r) { return *r.s; }
 
-GRAFT_TYPED_API void refresh(runtime& r) { r.refresh(); }
+void refresh(runtime& r) { r.refresh(); }
 
-GRAFT_TYPED_API const std::vector<std::string>& scopes_of(const runtime& r) { return r.leaf_scopes; }
+const std::vector<std::string>& scopes_of(const runtime& r) { return r.leaf_scopes; }
 
 }  // namespace graft::typed::bind_detail
