@@ -13,9 +13,12 @@
 //   //   float x[mnist::net::input_size], logits[mnist::net::output_size];
 //   //   mnist::net::forward(x, logits);
 //
-// The header holds the weights as constant float arrays (hex-float literals: bit-exact), the
-// kernels the graph needs as plain loops (NHWC, HWIO filters, output channel innermost), and one
-// forward() that runs one sample through them. Every intermediate tensor lives in one static
+// The header holds the weights as constant float arrays (hex-float literals: bit-exact; Conv2D and
+// MatMul weights with their output channels padded to a multiple of 4), the kernels the graph
+// needs as plain loops (NHWC, HWIO filters, output channel innermost; MatMul, convolutions and
+// pools are templates over their constant dims whose accumulators are 4-float vectors where the
+// compiler has vector extensions, a struct elsewhere), and one forward() that runs one sample
+// through them. A BiasAdd and a Relu/Relu6 after a Conv2D or MatMul run in its epilogue. Every intermediate tensor lives in one static
 // arena whose size the generator computes: buffers are reused once their last reader has run, and
 // elementwise ops run in place when their input dies there. Shapes are static: the generator
 // infers them from the input shapes (given, or the Placeholder's shape attr; an unknown batch dim
@@ -103,7 +106,7 @@ inline embedded_input parse_embedded_input(std::string_view spec) {
                     tail.find_first_not_of("0123456789-,?Noe ") == std::string_view::npos;
     in.name = std::string(is_shape ? spec.substr(0, colon) : spec);
     if (in.name.empty()) {
-        throw invalid_argument_error(graft::detail::cat("input spec '", spec, "' has no name"), {},
+        throw graft::invalid_argument_error(graft::detail::cat("input spec '", spec, "' has no name"), {},
                                      "write name or name:d0,d1,... (e.g. x:-1,28,28,1)");
     }
     if (is_shape) {
@@ -113,7 +116,11 @@ inline embedded_input parse_embedded_input(std::string_view spec) {
     return in;
 }
 
-namespace embedded_detail {
+}  // namespace graft::typed
+
+// The implementation lives outside graft::typed, whose type-level names (shape, step, value, ...)
+// would hide graft's own.
+namespace graft::embedded_detail {
 
 inline std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     std::string r;
@@ -180,17 +187,17 @@ struct weight {
 
 class planner {
 public:
-    planner(const graph& g, const embedded_options& o) : g_(g), o_(o) {}
+    planner(const graph& g, const typed::embedded_options& o) : g_(g), o_(o) {}
 
-    embedded_code run();
+    typed::embedded_code run();
 
 private:
     const graph& g_;
-    const embedded_options& o_;
+    const typed::embedded_options& o_;
     std::unordered_map<std::string, value> values_;       // "node:i"
     std::unordered_map<std::string, int> state_;          // node -> 1 visiting, 2 done
     std::map<std::string, int> input_index_;              // "node:i" -> input port
-    std::vector<embedded_port> inputs_, outputs_;
+    std::vector<typed::embedded_port> inputs_, outputs_;
     std::vector<buffer_use> buffers_;
     std::vector<step> steps_;
     std::vector<weight> weights_;
@@ -203,7 +210,7 @@ private:
         throw unimplemented_error(
             graft::detail::cat("embedded codegen: ", why.empty() ? "op " + n.op + " is not supported" : why),
             location::at_node(n.name, n.op),
-            "supported ops: " + join(embedded_supported_ops()) +
+            "supported ops: " + join(typed::embedded_supported_ops()) +
                 " (and any subgraph of constants); choose --outputs before this node or give it as an --input");
     }
     [[noreturn]] void fail_shape(const node& n, const std::string& why) const {
@@ -512,7 +519,6 @@ inline void planner::compute(const node& n) {
     fail_unsupported(n);
 }
 
-}  // namespace embedded_detail
-}  // namespace graft::typed
+}  // namespace graft::embedded_detail
 
 #include "graft/typed/detail/embedded_plan.hpp"

@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-namespace graft::typed::embedded_detail {
+namespace graft::embedded_detail {
 
 /// The exact C++ literal of `v`: a hex-float ("0x1.99999ap-4f"), or a limits expression for
 /// infinities and NaN. Never throws (except bad_alloc).
@@ -56,25 +56,29 @@ inline f4 f4_splat(float x) { return f4{x, x, x, x}; }
 template <int ACT>
 inline float epilogue(float v) { return ACT == 1 ? (v > 0.f ? v : 0.f) : ACT == 2 ? (v > 0.f ? (v < 6.f ? v : 6.f) : 0.f) : v; }
 )"},
-        {"matmul", R"(// c[M,N] = a[M,K] * b[K,NP], NP = N rounded up to 4 (zero columns); 16 columns at a time in registers
-// bias (nullptr: none) and ACT (0 none, 1 Relu, 2 Relu6) are the fused BiasAdd and activation
+        {"matmul", R"(// NV vectors of columns j0.. of c[M,N] = a[M,K] * b[K,NP] (NP = N rounded up to 4, zero columns)
+template <int NV, int K, int N, int NP, int ACT>
+inline void matmul_block(const float* __restrict ai, const float* __restrict b, const float* __restrict bias, float* __restrict ci, int j0) {
+    f4 acc[NV] = {};
+    for (int p = 0; p < K; ++p) {
+        const f4 av = f4_splat(ai[p]);
+        const float* bp = b + p * NP + j0;
+        GRAFT_EMBEDDED_UNROLL for (int v = 0; v < NV; ++v) acc[v] += av * f4_load(bp + 4 * v);
+    }
+    for (int v = 0; v < NV; ++v) {
+        float t[4];
+        std::memcpy(t, &acc[v], sizeof t);
+        for (int j = 0; j < 4 && j0 + 4 * v + j < N; ++j) ci[j0 + 4 * v + j] = epilogue<ACT>(t[j] + (bias ? bias[j0 + 4 * v + j] : 0.f));
+    }
+}
+// c[M,N] = a[M,K] * b[K,NP], 16 columns at a time in registers; bias (nullptr: none) and ACT
+// (0 none, 1 Relu, 2 Relu6) are the fused BiasAdd and activation
 template <int M, int K, int N, int ACT>
 inline void matmul(const float* __restrict a, const float* __restrict b, const float* __restrict bias, float* __restrict c) {
-    constexpr int NP = (N + 3) / 4 * 4;
+    constexpr int NP = (N + 3) / 4 * 4, full = NP / 16 * 16, tail = (NP - full) / 4;
     for (int i = 0; i < M; ++i) {
-        const float* ai = a + i * K;
-        for (int j0 = 0; j0 < NP; j0 += 16) {
-            const int nv = NP - j0 >= 16 ? 4 : (NP - j0) / 4;
-            f4 acc[4] = {};
-            for (int p = 0; p < K; ++p) {
-                const f4 av = f4_splat(ai[p]);
-                const float* bp = b + p * NP + j0;
-                GRAFT_EMBEDDED_UNROLL for (int v = 0; v < nv; ++v) acc[v] += av * f4_load(bp + 4 * v);
-            }
-            float t[16];
-            std::memcpy(t, acc, sizeof t);
-            for (int j = 0; j < 16 && j0 + j < N; ++j) c[i * N + j0 + j] = epilogue<ACT>(t[j] + (bias ? bias[j0 + j] : 0.f));
-        }
+        for (int j0 = 0; j0 < full; j0 += 16) matmul_block<4, K, N, NP, ACT>(a + i * K, b, bias, c + i * N, j0);
+        if (tail > 0) matmul_block<(tail > 0 ? tail : 1), K, N, NP, ACT>(a + i * K, b, bias, c + i * N, full);
     }
 }
 )"},
@@ -274,4 +278,4 @@ inline std::string binary_kernel(const std::string& fn, const std::string& expr)
            "    }\n}\n";
 }
 
-}  // namespace graft::typed::embedded_detail
+}  // namespace graft::embedded_detail

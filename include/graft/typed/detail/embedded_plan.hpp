@@ -6,8 +6,7 @@
 
 #include "graft/typed/embedded.hpp"
 
-namespace graft::typed {
-namespace embedded_detail {
+namespace graft::embedded_detail {
 
 inline void planner::binary(const node& n, const std::string& op, int a, int b) {
     const value& va = get(n.inputs.at(static_cast<std::size_t>(a)));
@@ -363,7 +362,6 @@ inline std::string planner::ref_expr(const ref& r) const {
     return off ? "arena + " + std::to_string(off) : std::string("arena");
 }
 
-}  // namespace embedded_detail
-}  // namespace graft::typed
+}  // namespace graft::embedded_detail
 
 #include "graft/typed/detail/embedded_emit.hpp"
