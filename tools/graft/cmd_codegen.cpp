@@ -1,4 +1,4 @@
-// `graft codegen --embedded MODEL [--ckpt PREFIX] [--inputs name[:d0,d1,...]...] --outputs name...
+// `graft codegen --embedded MODEL [--ckpt PREFIX] [--inputs name[@d0,d1,...]...] --outputs name...
 // [--namespace NS] -o net.hpp` — a self-contained C++ header for embedded inference
 // (graft::typed::generate_embedded).
 // `graft codegen MODEL [--signature S | --inputs [PORT=]TENSOR[@dims]... --outputs ...] [--scope NAME]
@@ -90,7 +90,7 @@ void add_codegen(CLI::App& app) {
     cmd->add_flag("--embedded", a.embedded, "A self-contained header: weights as constant arrays, plain loops, no heap");
     cmd->add_option("--ckpt", a.ckpt, "Checkpoint with the variables' values (default: beside the model)");
     cmd->add_option("--inputs", a.inputs,
-                    "Inputs: embedded name[:d0,d1,...] (-1 batch -> 1); declaration [PORT=]TENSOR[@d0,d1,...]; repeated");
+                    "Inputs: embedded name[@d0,d1,...] (-1 batch -> 1); declaration [PORT=]TENSOR[@d0,d1,...]; repeated");
     cmd->add_option("--outputs", a.outputs, "Output nodes or tensors (probs, probs:0; declaration: [PORT=]TENSOR[@dims]), repeated");
     cmd->add_option("--namespace", a.ns, "C++ namespace of the generated code (embedded default graft_embedded)");
     cmd->add_option("--scope", a.scope, "Declaration: the subgraph's scope (default: the model file's stem)");

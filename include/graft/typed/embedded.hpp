@@ -96,18 +96,26 @@ inline const std::vector<std::string>& embedded_supported_ops() {
     return ops;
 }
 
-/// "name" or "name:d0,d1,..." (-1, ? or None for the batch dim); "name:0" names output 0.
+/// "name", "name@d0,d1,..." (the same spelling as the typed declaration's ports) or the older
+/// "name:d0,d1,..." (-1, ? or None for the batch dim); "name:0" names output 0.
 /// Throws invalid_argument_error for an empty name or a bad dim.
 inline embedded_input parse_embedded_input(std::string_view spec) {
     embedded_input in;
-    auto colon = spec.rfind(':');
-    std::string_view tail = colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
-    bool is_shape = colon != std::string_view::npos && !tail.empty() && tail != "0" &&
-                    tail.find_first_not_of("0123456789-,?Noe ") == std::string_view::npos;
-    in.name = std::string(is_shape ? spec.substr(0, colon) : spec);
+    std::string_view name = spec, tail;
+    bool is_shape = false;
+    if (auto at = spec.rfind('@'); at != std::string_view::npos) {
+        name = spec.substr(0, at);
+        tail = spec.substr(at + 1);
+        is_shape = true;
+    } else if (auto colon = spec.rfind(':'); colon != std::string_view::npos) {
+        tail = spec.substr(colon + 1);
+        is_shape = !tail.empty() && tail != "0" && tail.find_first_not_of("0123456789-,?Noe ") == std::string_view::npos;
+        if (is_shape) name = spec.substr(0, colon);
+    }
+    in.name = std::string(name);
     if (in.name.empty()) {
         throw graft::invalid_argument_error(graft::detail::cat("input spec '", spec, "' has no name"), {},
-                                     "write name or name:d0,d1,... (e.g. x:-1,28,28,1)");
+                                            "write name or name@d0,d1,... (e.g. x@-1,28,28,1)");
     }
     if (is_shape) {
         graft::shape s = graft::shape::parse(std::string(tail));
