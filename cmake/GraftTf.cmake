@@ -13,6 +13,9 @@ file(GLOB GRAFT_TF_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/tf/*.cpp)
 add_library(graft_tf STATIC ${GRAFT_TF_SOURCES})
 add_library(graft::tf ALIAS graft_tf)
 set_target_properties(graft_tf PROPERTIES EXPORT_NAME tf POSITION_INDEPENDENT_CODE ON)
+# The typed runtime (loading, wiring, checking, training orchestration) has no hot loops: -O1
+# compiles it in 31 s instead of 57 s at -O3; the kernels it calls are compiled in their own files.
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/tf/typed_runtime.cpp PROPERTIES COMPILE_OPTIONS "$<$<CONFIG:Release>:-O1>")
 set(GRAFT_PROTO_OUT ${PROJECT_BINARY_DIR}/proto)
 file(MAKE_DIRECTORY ${GRAFT_PROTO_OUT})
 # protoc runs with proto/ as its only import root, so every file is known as "graft_tf/<name>.proto"
