@@ -1,12 +1,5 @@
 // EXPECT: clone.*lands in a scope that already exists.*clone_into_a_scope_that_exists<[^!]*"g2"[^!]*"g2"
-#include "graft/typed/types.hpp"
-using namespace graft::typed;
-using G1 = subgraph<"g1", inputs<port<"x", float, shape<-1, 784>>>,
-                    outputs<port<"g1_output", float, shape<-1, 256>, "dense/Relu">>,
-                    variables<variable<"dense/kernel", float, shape<784, 256>>>>;
-using G2 = subgraph<"g2", inputs<port<"g2_input", float, shape<-1, 256>>, port<"ids", int, shape<-1>>>,
-                    outputs<port<"g2_output", float, shape<-1, 10>, "add">>,
-                    variables<variable<"w", float, shape<256, 10>>>>;
+#include "two_models.hpp"  // G1 (scope g1) and G2 (scope g2)
 #ifdef GRAFT_FAIL
 using Net = connect<connect<G1, G2, wire<"g1_output", "g2_input">>, clone<G1, "g2">>;
 #else
