@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "graft/core.hpp"
 #include "graft/surgery/freeze.hpp"
+#include "graft/tf/checkpoint.hpp"
 
 namespace graft_cmd_freeze {  // named, not anonymous: the CLI builds as one unity translation unit
 
@@ -13,19 +14,6 @@ struct freeze_args {
     std::string model, ckpt, out;
     std::vector<std::string> outputs, tags;
 };
-
-/// The checkpoint beside a model when --ckpt is not given: "<x>.meta" -> "<x>", a SavedModel
-/// directory -> itself (its variables/variables). Empty when there is none.
-std::string default_checkpoint(const std::string& model) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(model, ec)) return fs::exists(fs::path(model) / "variables" / "variables.index", ec) ? model : "";
-    if (model.size() > 5 && model.ends_with(".meta")) {
-        std::string p = model.substr(0, model.size() - 5);
-        if (fs::exists(p + ".index", ec)) return p;
-    }
-    return {};
-}
 
 void run_freeze(const freeze_args& a) {
     graft::tf::load_options lo;
@@ -42,7 +30,7 @@ void run_freeze(const freeze_args& a) {
         }
     }
     auto vars = graft::find_variables(mg);
-    std::string ckpt = a.ckpt.empty() ? default_checkpoint(a.model) : a.ckpt;
+    std::string ckpt = a.ckpt.empty() ? graft::tf::checkpoint_beside(a.model) : a.ckpt;
     graft::surgery::value_source src;
     if (!ckpt.empty()) {
         src = graft::surgery::checkpoint_values(ckpt);

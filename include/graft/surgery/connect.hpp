@@ -24,6 +24,7 @@
 #include "graft/graph/meta_graph.hpp"
 #include "graft/surgery/import.hpp"
 #include "graft/surgery/restore.hpp"
+#include "graft/tf/checkpoint.hpp"
 #include "graft/tf/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
@@ -163,9 +164,7 @@ inline connected connect(std::vector<model_part> parts, const std::map<std::stri
 inline model_part load_part(std::string label, const std::string& model_path, std::string checkpoint = {}) {
     model_part p{std::move(label), tf::load_meta_graph(model_path), std::move(checkpoint)};
     std::error_code ec;
-    if (p.checkpoint.empty() && std::filesystem::is_directory(model_path, ec) &&
-        std::filesystem::exists(model_path + "/variables/variables.index", ec))
-        p.checkpoint = model_path + "/variables/variables";
+    if (p.checkpoint.empty() && std::filesystem::is_directory(model_path, ec)) p.checkpoint = tf::checkpoint_beside(model_path);
     return p;
 }
 

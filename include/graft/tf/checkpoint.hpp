@@ -67,6 +67,18 @@ inline checkpoint_location resolve_checkpoint(const std::string& path) {
                    "pass a checkpoint prefix (e.g. model.ckpt-1000), a SavedModel directory or a training directory");
 }
 
+/// The checkpoint that comes with a model file when none is named: "<x>.meta" -> "<x>", a SavedModel
+/// directory -> "<dir>/variables/variables"; empty when that checkpoint's .index does not exist.
+/// Never throws (except bad_alloc).
+inline std::string checkpoint_beside(const std::string& model) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string p;
+    if (model.size() > 5 && model.ends_with(".meta")) p = model.substr(0, model.size() - 5);
+    else if (fs::is_directory(model, ec)) p = (fs::path(model) / "variables" / "variables").string();
+    return !p.empty() && fs::exists(p + ".index", ec) ? p : std::string();
+}
+
 class checkpoint_reader {
 public:
     /// Opens the checkpoint `path` names (see resolve_checkpoint). Throws io_error, format_error.

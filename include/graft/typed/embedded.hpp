@@ -45,6 +45,7 @@
 #include "graft/graph/variables.hpp"
 #include "graft/surgery/freeze.hpp"
 #include "graft/surgery/values.hpp"
+#include "graft/tf/checkpoint.hpp"
 #include "graft/tf/graph_io.hpp"
 #include "graft/typed/detail/embedded_kernels.hpp"
 

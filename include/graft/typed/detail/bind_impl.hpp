@@ -24,6 +24,7 @@
 #include "graft/graph/variables.hpp"
 #include "graft/surgery/import.hpp"
 #include "graft/surgery/restore.hpp"
+#include "graft/tf/checkpoint.hpp"
 #include "graft/tf/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
@@ -127,16 +128,6 @@ struct runtime {
         return saver->save(*s, prefix);
     }
 };
-
-/// The checkpoint of a model path when none is given ("" when there is none).
-inline std::string default_checkpoint(const std::string& model) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    std::string p;
-    if (model.size() > 5 && model.ends_with(".meta")) p = model.substr(0, model.size() - 5);
-    else if (fs::is_directory(model, ec)) p = (fs::path(model) / "variables" / "variables").string();
-    return !p.empty() && fs::exists(p + ".index", ec) ? p : std::string();
-}
 
 /// Compares the declared ports and variables of `l` with `mg`; appends one line per difference.
 inline void check_interface(const leaf_spec& l, const meta_graph& mg, const std::string& file, std::vector<std::string>& diffs) {
@@ -245,7 +236,7 @@ runtime_ptr bind_leaves(const std::vector<leaf_spec>& leaves, const std::vector<
         if (s && !s->model.empty()) {
             m.mg = tf::load_meta_graph(s->model);
             m.file = "'" + s->model + "'";
-            m.checkpoint = s->checkpoint.empty() ? default_checkpoint(s->model) : s->checkpoint;
+            m.checkpoint = s->checkpoint.empty() ? tf::checkpoint_beside(s->model) : s->checkpoint;
         } else {
             m.mg = l.make();
             m.file = "the graph of '" + l.key + "'";

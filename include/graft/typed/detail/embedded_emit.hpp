@@ -242,19 +242,6 @@ inline void check_identifier(const std::string& s, bool scoped, const char* what
     if (!ok) throw invalid_argument_error(graft::detail::cat("embedded codegen: ", what, " '", s, "' is not a C++ identifier"));
 }
 
-/// The checkpoint beside a model file: "<x>.meta" -> "<x>", a SavedModel dir -> itself. Empty
-/// when there is none. Never throws.
-inline std::string default_checkpoint(const std::string& model) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(model, ec)) return fs::exists(fs::path(model) / "variables" / "variables.index", ec) ? model : "";
-    if (model.size() > 5 && model.ends_with(".meta")) {
-        std::string p = model.substr(0, model.size() - 5);
-        if (fs::exists(p + ".index", ec)) return p;
-    }
-    return {};
-}
-
 }  // namespace graft::embedded_detail
 
 namespace graft::typed {
@@ -298,7 +285,7 @@ inline embedded_code generate_embedded_file(const std::string& model, const std:
     if (o.source.empty()) o.source = std::filesystem::path(model).filename().string();
     auto vars = graft::find_variables(mg);
     if (vars.empty()) return generate_embedded(mg.graph, o);
-    std::string ckpt = checkpoint.empty() ? graft::embedded_detail::default_checkpoint(model) : checkpoint;
+    std::string ckpt = checkpoint.empty() ? graft::tf::checkpoint_beside(model) : checkpoint;
     if (ckpt.empty()) {
         throw graft::invalid_argument_error(graft::detail::cat("embedded codegen: the graph has ", vars.size(), " variables and no checkpoint was found"),
                                      graft::location::in_file(model), "give the checkpoint prefix: --ckpt PREFIX");
