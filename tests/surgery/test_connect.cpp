@@ -20,6 +20,7 @@
 #include "graft/train/saver.hpp"
 #include "graft/data/idx.hpp"
 #include "support/fixtures.hpp"
+#include "support/mnist.hpp"
 
 namespace connect_t {
 
@@ -248,13 +249,7 @@ TEST_CASE("connect: mnist-softmax/train_model.ckpt behind a graft-made preproces
     tensor pixels = graft::cast(graft::data::read_idx(images.string()), dtype::float32).reshaped({10000, 784});
     tensor lab = graft::cast(graft::data::read_idx(labels.string()), dtype::int64);
     tensor logits = s.run({{"pre/raw:0", pixels}}, {"mnist/Add:0"})[0];
-    std::int64_t correct = 0;
-    for (std::int64_t i = 0; i < 10000; ++i) {
-        std::int64_t best = 0;
-        for (std::int64_t j = 1; j < 10; ++j) best = logits.matrix<float>()(i, j) > logits.matrix<float>()(i, best) ? j : best;
-        correct += best == lab.flat<std::int64_t>()(i);
-    }
-    CHECK(correct == 7357);
+    CHECK(graft::test::argmax_hits(logits, lab) == 7357);
 }
 
 TEST_CASE("cli: graft connect writes OUT.meta + OUT checkpoint (or a SavedModel) that graft run executes") {

@@ -19,6 +19,7 @@
 #include "graft/tf/checkpoint.hpp"
 #include "graft/typed/bind.hpp"
 #include "support/fixtures.hpp"
+#include "support/mnist.hpp"
 
 namespace bind_t {
 
@@ -297,25 +298,15 @@ TEST_CASE("typed bind: train_step lowers the loss; save + reload (load_meta_grap
 TEST_CASE("typed bind: a declaration of mnist-softmax/train_model.ckpt classifies the MNIST test set at 7357/10000") {
     using namespace bind_t;
     auto meta = graft::test::fixture("mnist-softmax/train_model.ckpt.meta");
-    auto images = graft::test::dataset("mnist/t10k-images-idx3-ubyte.gz");
-    auto labels = graft::test::dataset("mnist/t10k-labels-idx1-ubyte.gz");
     GRAFT_REQUIRE_PATH(meta);
-    GRAFT_REQUIRE_PATH(images);
+    graft::test::mnist_set mnist;
+    if (!graft::test::mnist_test_set_or_skip(mnist)) return;
     using Mnist = typed::subgraph<"mnist", inputs<port<"features", float, shape<-1, 784>, "Placeholder">>,
                                   outputs<port<"logits", float, shape<-1, 10>, "Add">>,
                                   variables<variable<"Variable", float, shape<784, 10>>, variable<"Variable_1", float, shape<10>>>>;
     auto net = graft::load<Mnist>(typed::source{"mnist", meta.string()});  // checkpoint: train_model.ckpt
-    tensor pixels = graft::cast(graft::data::read_idx(images.string()), dtype::float32).reshaped({10000, 784});
-    for (std::int64_t i = 0; i < pixels.num_elements(); ++i) pixels.data<float>()[i] /= 255.f;
-    tensor lab = graft::cast(graft::data::read_idx(labels.string()), dtype::int64);
-    auto logits = net.run<"logits">(pixels);
-    std::int64_t correct = 0;
-    for (std::int64_t i = 0; i < 10000; ++i) {
-        std::int64_t best = 0;
-        for (std::int64_t j = 1; j < 10; ++j) best = logits(i, j) > logits(i, best) ? j : best;
-        correct += best == lab.data<std::int64_t>()[i];
-    }
-    CHECK(correct == 7357);
+    auto logits = net.run<"logits">(mnist.features);
+    CHECK(graft::test::argmax_hits(logits, mnist.labels) == 7357);
     CHECK(net.var<"Variable">().dim(0) == 784);
 }
 

@@ -123,8 +123,7 @@ TEST_CASE("embedded: mnist-softmax .meta + checkpoint -> header -> -fno-exceptio
     write_file(dir / "net.hpp", code.header);
     std::string exe = compile(dir, single_driver("mnist_softmax"));
 
-    tensor pixels = graft::cast(graft::data::read_idx(images.string()), dtype::float32).reshaped({10000, 784});
-    for (std::int64_t i = 0; i < pixels.num_elements(); ++i) pixels.data<float>()[i] /= 255.f;
+    tensor pixels = graft::data::mnist_images_as_features(graft::data::read_idx(images.string()));
     tensor lab = graft::cast(graft::data::read_idx(labels.string()), dtype::int64);
     write_floats(dir / "images.f32", pixels);
     std::string out;
