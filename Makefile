@@ -1,7 +1,8 @@
 # graft — top-level convenience targets. Each one installs what is missing first.
 #   make demo    build and run the demo and the examples (no downloaded data needed)
 #   make test    build everything and run the whole test suite (ctest)
-#   make asan    the test suite again (all but the test_ops binary), Debug with ASan + UBSan
+#   make asan    the test suite again (all but the test_ops binary; no graft::cuda: ASan does not
+#                see device code), Debug with ASan + UBSan
 #   make bench   build the benchmarks (and the libtorch/OpenCV peers) and run them
 JOBS  ?= $(shell nproc)
 BUILD ?= build
@@ -30,7 +31,7 @@ demo: build
 	@for e in $(BUILD)/examples/example_*; do echo; echo "== $$(basename $$e)"; $$e || exit 1; done
 
 asan: deps
-	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF >/dev/null
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -LE no-asan
 

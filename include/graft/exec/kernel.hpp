@@ -1,11 +1,14 @@
-// graft/exec/kernel.hpp — CPU kernels bound to op types, and what a kernel sees while it runs.
+// graft/exec/kernel.hpp — kernels bound to op types per device kind, and what a kernel sees while
+// it runs.
 //
 //   graft::exec::kernel_registry::global().add("MyRelu", [](graft::exec::kernel_context& c) {
 //       c.set_output(0, my_relu(c.input(0)));
 //   });
 //
 // The registry is open: a graph whose ops all have kernels runs; the plan lists every op type that
-// lacks one, with its nodes, at once.
+// lacks one, with its nodes, at once. GPU kernels (graft::cuda) register under device_kind::cuda
+// with a kernel_def: which inputs they read on the host (int32 shapes and axes, as in TF) and
+// which dtypes they handle; the executor copies every other input onto the kernel's device.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "graft/core/error.hpp"
+#include "graft/exec/device.hpp"
 #include "graft/exec/value.hpp"
 #include "graft/graph/node.hpp"
 
@@ -28,12 +32,59 @@ namespace graft::exec {
 
 class session_state;
 
+/// What a kernel declares besides its function (all defaults suit a CPU kernel).
+struct kernel_def {
+    /// Inputs the kernel reads on the host whatever its device (shapes, axes, sizes: TF's
+    /// HostMemory inputs). The executor copies every other input onto the kernel's device.
+    std::vector<int> host_inputs;
+    /// Dtypes of attr `type_attr` this kernel handles; empty: any. Placement sends a node with
+    /// another dtype to the CPU (soft placement) — int32 tensors stay on the host as in TF.
+    std::vector<dtype> types;
+    std::string type_attr = "T";
+    /// False for kernels that read only their inputs' dtypes and shapes (Shape, Size, Rank): the
+    /// executor then hands inputs over where they are, without a copy.
+    bool reads_input_data = true;
+
+    [[nodiscard]] bool reads_on_host(int i) const {
+        return std::find(host_inputs.begin(), host_inputs.end(), i) != host_inputs.end();
+    }
+    [[nodiscard]] bool handles(dtype t) const {
+        return types.empty() || std::find(types.begin(), types.end(), base_type(t)) != types.end();
+    }
+};
+
+/// Moves tensors between the host and devices for a running step (the session provides it).
+class transfer_fn {
+public:
+    virtual ~transfer_fn() = default;
+    /// `t` on device `to` (a copy unless it is there already). Throws error on device failure.
+    virtual tensor move(const tensor& t, const device& to) = 0;
+    /// The session's context for `d` (made on first use). Throws when `d` has no backend.
+    virtual device_context& context(const device& d) = 0;
+};
+
 /// Inputs, attrs and outputs of one node while it runs.
 class kernel_context {
 public:
     kernel_context(const node& n, const op_registry& ops, std::span<value*> inputs, std::vector<value>& outputs,
                    session_state& state)
         : node_(n), ops_(ops), inputs_(inputs), outputs_(outputs), state_(state) {}
+
+    /// Set by the executor for a step placed on a device: where the kernel runs, what it declared,
+    /// and how to move inputs. Without it (CPU) inputs are handed over as they are, except that
+    /// device tensors are copied to the host.
+    void set_placement(const device& d, const kernel_def* def, transfer_fn* transfer) {
+        dev_ = d;
+        def_ = def;
+        transfer_ = transfer;
+    }
+    /// The device this kernel runs on.
+    [[nodiscard]] const device& dev() const { return dev_; }
+    /// The session's context for this kernel's device (its stream). Throws on the CPU.
+    [[nodiscard]] device_context& device_ctx() const {
+        if (dev_.is_cpu() || !transfer_) fail("this kernel runs on the CPU and has no device context");
+        return transfer_->context(dev_);
+    }
 
     [[nodiscard]] const node& n() const { return node_; }
     [[nodiscard]] const std::string& name() const { return node_.name; }
@@ -43,11 +94,19 @@ public:
 
     /// Input i as a tensor (a ref edge reads the variable). Throws graph_error for a resource
     /// handle or an uninitialized variable, naming this node.
+    /// On a device, the input is there (copied once per run and kept in the slot for later
+    /// readers) unless the kernel reads it on the host.
     [[nodiscard]] tensor input(int i) const {
         const value& v = raw_input(i);
         if (v.is_resource) fail(detail::cat("input ", i, " is a resource handle, not a tensor"));
-        if (v.is_ref) return v.var->read();
-        return v.t;
+        tensor t = v.is_ref ? v.var->read() : v.t;
+        if (def_ && !def_->reads_input_data) return t;
+        device want = (dev_.is_cpu() || (def_ && def_->reads_on_host(i))) ? device{} : dev_;
+        if (t.dev() == want) return t;
+        tensor moved = want.is_cpu() && !transfer_ ? to_host(t) : transfer_->move(t, want);
+        if (!v.is_ref) inputs_[static_cast<std::size_t>(i)]->t = moved;
+        else if (!want.is_cpu()) v.var->replace_if(t, moved);  // a variable read on a device moves there
+        return moved;
     }
     /// True when input i carries a variable (ref or resource edge).
     [[nodiscard]] bool input_is_variable(int i) const { return raw_input(i).var != nullptr; }
@@ -113,6 +172,9 @@ private:
     std::vector<value>& outputs_;
     session_state& state_;
     std::span<const char> forwardable_;
+    device dev_{};
+    const kernel_def* def_ = nullptr;
+    transfer_fn* transfer_ = nullptr;
 };
 
 template <class T>
@@ -133,25 +195,43 @@ T kernel_context::attr_or(std::string_view a, T dflt) const {
 
 using kernel_fn = std::function<void(kernel_context&)>;
 
-/// Op type -> CPU kernel. Thread-safe; global() holds graft's kernels plus the user's.
+/// One registered kernel: the function and what it declared.
+struct kernel_entry {
+    kernel_fn fn;
+    kernel_def def;
+};
+
+/// (device kind, op type) -> kernel. Thread-safe; global() holds graft's kernels plus the user's.
+/// Entries are never removed, so pointers from find() stay valid (a replaced kernel keeps its slot).
 class kernel_registry {
 public:
-    /// Registers (or replaces) the kernel for `op`. Never throws (except bad_alloc).
-    void add(std::string op, kernel_fn fn) {
+    /// Registers (or replaces) the CPU kernel for `op`. Never throws (except bad_alloc).
+    void add(std::string op, kernel_fn fn, kernel_def def = {}) { add(device_kind::cpu, std::move(op), std::move(fn), std::move(def)); }
+    /// Registers (or replaces) the kernel for `op` on devices of kind `k`.
+    void add(device_kind k, std::string op, kernel_fn fn, kernel_def def = {}) {
         std::unique_lock lock(mu_);
-        kernels_[std::move(op)] = std::move(fn);
+        auto& slot = table(k)[std::move(op)];
+        if (!slot) slot = std::make_unique<kernel_entry>();
+        slot->fn = std::move(fn);
+        slot->def = std::move(def);
     }
-    /// The kernel for `op`, or nullptr.
+    /// The CPU kernel for `op`, or nullptr.
     [[nodiscard]] const kernel_fn* find(std::string_view op) const {
-        std::shared_lock lock(mu_);
-        auto it = kernels_.find(std::string(op));
-        return it == kernels_.end() ? nullptr : &it->second;
+        auto* e = find_entry(device_kind::cpu, op);
+        return e ? &e->fn : nullptr;
     }
-    /// All op types with a kernel, sorted.
-    [[nodiscard]] std::vector<std::string> ops() const {
+    /// The kernel for `op` on kind `k`, or nullptr.
+    [[nodiscard]] const kernel_entry* find_entry(device_kind k, std::string_view op) const {
+        std::shared_lock lock(mu_);
+        const auto& t = table(k);
+        auto it = t.find(std::string(op));
+        return it == t.end() ? nullptr : it->second.get();
+    }
+    /// All op types with a CPU kernel (or a kernel on `k`), sorted.
+    [[nodiscard]] std::vector<std::string> ops(device_kind k = device_kind::cpu) const {
         std::shared_lock lock(mu_);
         std::vector<std::string> r;
-        for (auto& [k, _] : kernels_) r.push_back(k);
+        for (auto& [name, _] : table(k)) r.push_back(name);
         std::sort(r.begin(), r.end());
         return r;
     }
@@ -160,8 +240,11 @@ public:
     static kernel_registry& global();
 
 private:
+    using table_t = std::unordered_map<std::string, std::unique_ptr<kernel_entry>>;
+    table_t& table(device_kind k) { return k == device_kind::cpu ? cpu_ : cuda_; }
+    const table_t& table(device_kind k) const { return k == device_kind::cpu ? cpu_ : cuda_; }
     mutable std::shared_mutex mu_;
-    std::unordered_map<std::string, kernel_fn> kernels_;
+    table_t cpu_, cuda_;
 };
 
 /// The hint for an op without a kernel.

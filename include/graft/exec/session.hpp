@@ -8,11 +8,19 @@
 // Each distinct (feeds, fetches, targets) signature is compiled once into a plan: pruned to what
 // the fetches and targets need, ordered, with every intermediate released after its last reader
 // (kernels may then overwrite it in place). Later runs with new feed values reuse the plan.
+//
+// Placement: a node runs where its `device` attr says ("/device:GPU:0", "/gpu:0", TF's
+// spellings), else on options.default_device. With soft placement (the default) a node whose op
+// has no kernel there, whose dtype that kernel does not handle (int32 stays on the host), or whose
+// device is absent runs on the CPU; the executor copies inputs between devices and returns
+// fetches on the host.
 #pragma once
 
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <string>
 #include <utility>
@@ -28,13 +36,109 @@ namespace graft::exec {
 struct session_options {
     /// Run nodes whose op has no kernel? Never: the plan fails listing them. (Reserved.)
     bool verify_crc_on_restore = true;
+    /// Where nodes without a `device` attr run ("" = the CPU; "/device:GPU:0", "/gpu:0", ...).
+    std::string default_device;
+    /// A node that cannot run where it is placed runs on the CPU instead of failing the plan.
+    bool allow_soft_placement = true;
+    /// Print "node (op) -> device" for every step when a plan is made (to stderr).
+    bool log_device_placement = false;
 };
 
+/// Where one node runs and why (for log_device_placement and tests).
+struct placement_decision {
+    device dev;                ///< where it runs
+    const kernel_entry* kernel = nullptr;
+    std::string note;          ///< why it is not where it asked to be ("" when it is)
+};
+
+/// Places node `n`: its `device` attr or options.default_device, if a kernel of that kind exists,
+/// handles the node's dtype and the device is present (`available(kind)` devices of the kind);
+/// else the CPU when soft placement is on. Throws invalid_argument_error naming the node and the
+/// device (and why) when soft placement is off, or when the device spec is malformed.
+template <class Available>
+placement_decision place_node(const node& n, const op_registry& ops, const kernel_registry& kernels,
+                              const session_options& options, Available&& available) {
+    placement_decision d;
+    std::optional<device> want;
+    try {
+        want = parse_device(n.device);
+        if (!want) want = parse_device(options.default_device);
+    } catch (const invalid_argument_error& e) {
+        throw invalid_argument_error(e.message(), location::at_node(n.name, n.op), e.hint());
+    }
+    auto cpu = [&] { return kernels.find_entry(device_kind::cpu, n.op); };
+    if (!want || want->is_cpu()) {
+        d.kernel = cpu();
+        return d;
+    }
+    std::string why;
+    bool host_dtype = false;  // int32 and friends stay on the host even without soft placement (TF's HostMemory)
+    const kernel_entry* k = kernels.find_entry(want->kind, n.op);
+    if (!k) {
+        why = "graft has no GPU kernel for op " + n.op;
+    } else if (!k->def.types.empty()) {
+        const attr_value* a = n.attr(k->def.type_attr);
+        if (!a) {
+            if (auto* od = ops.find(n.op)) {
+                if (auto* ad = od->find_attr(k->def.type_attr); ad && ad->default_value) a = &*ad->default_value;
+            }
+        }
+        if (a && a->which() == attr_value::kind::type && !k->def.handles(a->type())) {
+            why = "the GPU kernel for " + n.op + " does not handle " + std::string(dtype_name(a->type()));
+            host_dtype = true;
+        }
+    }
+    if (why.empty() && want->index >= available(want->kind)) {
+        int have = available(want->kind);
+        why = have == 0 ? std::string("there is no GPU (no CUDA device, or graft::cuda is not installed)")
+                        : detail::cat("there are only ", have, " GPUs");
+    }
+    if (why.empty()) {
+        d.dev = *want;
+        d.kernel = k;
+        return d;
+    }
+    if (!options.allow_soft_placement && !host_dtype) {
+        throw invalid_argument_error("node cannot be placed on " + want->str() + ": " + why,
+                                     location::at_node(n.name, n.op),
+                                     "turn on allow_soft_placement, place the node on /device:CPU:0, or import with clear_devices");
+    }
+    d.kernel = cpu();
+    d.note = want->str() + " -> CPU: " + why;
+    return d;
+}
+
 /// State shared by all runs of a session: variables (possibly shared with other sessions).
-class session_state {
+class session_state : public transfer_fn {
 public:
     explicit session_state(std::shared_ptr<variable_store> vars = std::make_shared<variable_store>())
         : vars_(std::move(vars)) {}
+
+    /// The session's context for device `d` (one stream per device per session), made on first
+    /// use. Throws error when `d` has no installed backend.
+    device_context& context(const device& d) override {
+        std::lock_guard lock(state_mu_);
+        for (auto& [dev, ctx] : contexts_) if (dev == d) return *ctx;
+        auto* b = find_backend(d.kind);
+        if (!b) throw error("no backend runs " + d.str(), {}, "link graft::cuda and call graft::cuda::install()");
+        contexts_.emplace_back(d, b->make_context(d.index));
+        return *contexts_.back().second;
+    }
+    /// `t` on `to`: a host copy, a copy onto a device (ordered on this session's stream there).
+    tensor move(const tensor& t, const device& to) override {
+        if (!t.valid() || t.dev() == to) return t;
+        if (to.is_cpu()) return to_host(t);
+        return context(to).to_device(t);
+    }
+    /// Waits for all work this session queued on its devices.
+    void synchronize() {
+        std::vector<device_context*> ctxs;
+        {
+            std::lock_guard lock(state_mu_);
+            for (auto& [_, c] : contexts_) ctxs.push_back(c.get());
+        }
+        for (auto* c : ctxs) c->synchronize();
+    }
     [[nodiscard]] variable_store& variables() { return *vars_; }
     [[nodiscard]] const std::shared_ptr<variable_store>& variables_ptr() const { return vars_; }
     session_options options;
@@ -53,6 +157,7 @@ private:
     std::shared_ptr<variable_store> vars_;
     std::mutex state_mu_;
     std::unordered_map<std::string, std::shared_ptr<void>> node_state_;
+    std::vector<std::pair<device, std::unique_ptr<device_context>>> contexts_;
 };
 
 /// One compiled (feeds, fetches, targets) signature.
@@ -60,6 +165,8 @@ struct plan {
     struct step {
         const node* n = nullptr;
         const kernel_fn* kernel = nullptr;
+        const kernel_def* def = nullptr;  ///< what the kernel declared (host inputs, dtypes)
+        device dev;                       ///< where it runs
         std::vector<int> inputs;          ///< slot per data input
         std::vector<int> control;         ///< step index per control input (for deadness)
         int first_output = 0;             ///< slot of output 0
@@ -93,6 +200,11 @@ public:
     /// A session over a copy of `g` with fresh variables. Throws graph_error if `g` is invalid.
     explicit session(graph g, std::shared_ptr<variable_store> vars = std::make_shared<variable_store>())
         : graph_(std::make_shared<graph>(std::move(g))), state_(std::move(vars)) {}
+    /// A session with options (default device, soft placement).
+    session(graph g, session_options options, std::shared_ptr<variable_store> vars = std::make_shared<variable_store>())
+        : session(std::move(g), std::move(vars)) {
+        state_.options = std::move(options);
+    }
 
     using feed_list = std::vector<std::pair<std::string, tensor>>;
 
@@ -110,8 +222,8 @@ public:
     [[nodiscard]] variable_store& variables() { return state_.variables(); }
     [[nodiscard]] session_state& state() { return state_; }
 
-    /// Reads variable `key` (store key: the variable node's name / shared_name). Throws.
-    [[nodiscard]] tensor variable_value(const std::string& key) { return variables().at(key)->read(); }
+    /// Reads variable `key` (store key: the variable node's name / shared_name) as a host tensor.
+    [[nodiscard]] tensor variable_value(const std::string& key) { return to_host(variables().at(key)->read()); }
 
 private:
     std::shared_ptr<graph> graph_;
@@ -123,3 +235,13 @@ private:
 }  // namespace graft::exec
 
 #include "graft/exec/detail/session_impl.hpp"
+
+#if defined(GRAFT_WITH_CUDA)
+// A program linked with graft::cuda gets GPU placement without a call: the backend and the GPU
+// kernels are registered before main (graft::cuda::install() is idempotent; no CUDA call is made
+// until a session places a node on a GPU).
+#include "graft/cuda/runtime.hpp"
+namespace graft::exec::device_detail {
+inline const bool cuda_installed = (graft::cuda::install(), true);
+}  // namespace graft::exec::device_detail
+#endif

@@ -57,6 +57,27 @@ struct variable {
         value = v;
     }
 
+    /// Replaces the value with `now` if it is still `was` (same memory): a device copy of a value
+    /// read on the host takes its place. Returns whether it did. Never throws.
+    bool replace_if(const tensor& was, const tensor& now) {
+        std::unique_lock lock(mu);
+        if (!value.shares_buffer_with(was) || value.byte_offset() != was.byte_offset()) return false;
+        value = now;
+        return true;
+    }
+
+    /// Runs f(value) under the write lock, as it is (device kernels make it private themselves:
+    /// tensor::clone() is host-only). Throws like read().
+    template <class F>
+    void modify(F&& f) {
+        std::unique_lock lock(mu);
+        if (!value.valid()) {
+            throw graph_error("attempting to update uninitialized variable '" + name + "'", location::at_tensor(name),
+                              "run its initializer or restore it first");
+        }
+        f(value);
+    }
+
     /// Runs f(value) with the value made private to this variable first (copy-on-write), so an
     /// in-place update never changes a tensor someone read before. Throws like read().
     template <class F>

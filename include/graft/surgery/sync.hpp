@@ -147,7 +147,8 @@ public:
         if (auto it = spare_.find(key); it != spare_.end()) {
             tensor t = std::move(it->second);
             spare_.erase(it);
-            if (t.type() == type && t.shape() == shp && t.buffer_unique()) return t;
+            // A value a GPU run moved onto its device is not reused: copies are staged on the host.
+            if (t.type() == type && t.shape() == shp && t.buffer_unique() && t.on_host()) return t;
         }
         return tensor(type, shp);
     }
@@ -253,7 +254,7 @@ inline sync_report sync(exec::session& from, replica& to, const std::vector<std:
             throw not_found_error("sync: variable '" + src + "' is not in the source session", location::at_tensor(src),
                                   "initialize or restore the trainer first, or pass a var_map naming its variables");
         }
-        tensor t = v->read();
+        tensor t = exec::to_host(v->read());
         rep.bytes += t.nbytes();
         auto dst_key = to.variables().count(dst) ? to.variables().at(dst) : dst;
         values.emplace_back(dst, detail::device_copy(t, to.staging(dst_key, t.type(), t.shape())));

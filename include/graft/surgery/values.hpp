@@ -34,7 +34,7 @@ inline value_source session_values(exec::session& s) {
                 const node* n = s.g().find(v.node);
                 auto var = s.variables().find(n ? exec::variable_key(*n) : v.node);
                 if (!var || !var->initialized()) return std::nullopt;
-                return var->read();
+                return exec::to_host(var->read());
             },
             "the session"};
 }

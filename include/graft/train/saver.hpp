@@ -205,7 +205,7 @@ public:
                 throw graph_error("cannot save uninitialized variable '" + it.variable + "'", location::at_tensor(it.variable),
                                   "run the 'init' op or restore the variables before saving");
             }
-            values.push_back(v->read());
+            values.push_back(exec::to_host(v->read()));
         }
         // 2. the bundle (temporary names, renamed into place when complete)
         {
@@ -238,7 +238,7 @@ public:
     std::string save(exec::session& s, const std::string& save_path, const variable& global_step) {
         const node* n = s.g().find(global_step.name);
         if (!n) throw not_found_error("global step '" + global_step.name + "' is not in the session's graph", location::at_node(global_step.name));
-        tensor t = s.variables().at(exec::variable_key(*n))->read();
+        tensor t = exec::to_host(s.variables().at(exec::variable_key(*n))->read());
         return save(s, save_path, static_cast<std::int64_t>(graft::cast(t, dtype::int64).data<std::int64_t>()[0]));
     }
 

@@ -193,7 +193,7 @@ struct check_each<variables<V...>> {
         graft::tensor t;
         if (v) {
             try {
-                t = v->read();
+                t = exec::to_host(v->read());
             } catch (const graph_error&) {  // never initialised
             }
         }

@@ -260,11 +260,52 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
         }
     }
 
-    // Kernels, all missing ones reported at once.
+    // Placement and kernels, all missing ones reported at once.
     auto& kernels = kernel_registry::global();
+    const auto& opts = state_.options;
+    std::unordered_map<const node*, placement_decision> placed;
     std::map<std::string, std::vector<std::string>> missing;
     for (auto& n : g) {
-        if (needed.count(&n) && !kernels.find(n.op)) missing[n.op].push_back(n.name);
+        if (!needed.count(&n)) continue;
+        auto d = place_node(n, g.registry(), kernels, opts, [](device_kind k) { return device_count(k); });
+        if (!d.kernel) missing[n.op].push_back(n.name);
+        placed.emplace(&n, std::move(d));
+    }
+    // A constant placed on a device whose every reader wants it on the host (shapes, axes, an
+    // optimizer's scalars: kernel_def::host_inputs) or runs on the CPU stays on the host, as TF's
+    // placer keeps host-memory constants there: no device copy, no synchronizing copy back.
+    {
+        std::unordered_map<const node*, bool> host_only;
+        for (auto& n : g) {
+            if (!needed.count(&n)) continue;
+            const auto& rd = placed.at(&n);
+            for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+                const node* src = g.find(n.inputs[k].node);
+                if (!src || src->op != "Const" || feed_index.count(n.inputs[k])) continue;
+                auto it = placed.find(src);
+                if (it == placed.end() || it->second.dev.is_cpu()) continue;
+                bool on_host = rd.dev.is_cpu() || (rd.kernel && rd.kernel->def.reads_on_host(static_cast<int>(k)));
+                auto [h, fresh] = host_only.try_emplace(src, on_host);
+                if (!fresh) h->second = h->second && on_host;
+            }
+        }
+        for (auto& [src, only_host] : host_only) {
+            if (!only_host) continue;
+            auto& d = placed.at(src);
+            if (const auto* cpu = kernels.find_entry(device_kind::cpu, src->op)) {
+                d.dev = device{};
+                d.kernel = cpu;
+                d.note = "kept on the host: every reader takes it in host memory";
+            }
+        }
+    }
+    if (opts.log_device_placement) {
+        for (auto& n : g) {
+            if (!needed.count(&n)) continue;
+            const auto& d = placed.at(&n);
+            std::cerr << "graft: " << n.name << " (" << n.op << ") -> " << d.dev.str()
+                      << (d.note.empty() ? "" : "  [" + d.note + "]") << "\n";
+        }
     }
     if (!missing.empty()) {
         std::string msg = "graft has no CPU kernel for ";
@@ -327,7 +368,10 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
     for (const node* n : topo) {
         plan::step s;
         s.n = n;
-        s.kernel = kernels.find(n->op);
+        const auto& pd = placed.at(n);
+        s.kernel = &pd.kernel->fn;
+        s.def = &pd.kernel->def;
+        s.dev = pd.dev;
         s.num_outputs = g.num_outputs(*n);
         s.first_output = slots;
         s.is_merge = n->op == "Merge" || n->op == "RefMerge";
@@ -446,6 +490,7 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
             outs.assign(static_cast<std::size_t>(s.num_outputs), value{});
             kernel_context ctx(*s.n, g.registry(), in_ptrs, outs, state_);
             ctx.set_forwardable(s.last_use);
+            ctx.set_placement(s.dev, s.def, &state_);
             try {
                 (*s.kernel)(ctx);
             } catch (const graft::error& e) {
@@ -530,7 +575,7 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
             throw invalid_argument_error("fetched tensor '" + name + "' is a resource handle", location::at_tensor(name),
                                          "fetch a ReadVariableOp of it instead");
         }
-        result.push_back(v.is_ref ? v.var->read() : v.t);
+        result.push_back(to_host(v.is_ref ? v.var->read() : v.t));
     }
     return result;
 }

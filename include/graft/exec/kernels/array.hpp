@@ -32,12 +32,17 @@ inline ops::strided_slice_masks masks_of(kernel_context& c) {
 }  // namespace impl
 
 inline void register_array(kernel_registry& r) {
-    r.add("Shape", [](kernel_context& c) { c.set_output(0, ops::shape_of(c.input(0), c.attr_or("out_type", dtype::int32))); });
+    // Shape-only ops read no data: a GPU tensor is not copied to the host to learn its shape.
+    kernel_def shape_only;
+    shape_only.reads_input_data = false;
+    r.add("Shape", [](kernel_context& c) { c.set_output(0, ops::shape_of(c.input(0), c.attr_or("out_type", dtype::int32))); },
+          shape_only);
     r.add("ShapeN", [](kernel_context& c) {
         impl::set_outputs(c, ops::shape_n(impl::inputs_from(c, 0, c.num_inputs()), c.attr_or("out_type", dtype::int32)));
-    });
-    r.add("Size", [](kernel_context& c) { c.set_output(0, ops::size_of(c.input(0), c.attr_or("out_type", dtype::int32))); });
-    r.add("Rank", [](kernel_context& c) { c.set_output(0, ops::rank_of(c.input(0))); });
+    }, shape_only);
+    r.add("Size", [](kernel_context& c) { c.set_output(0, ops::size_of(c.input(0), c.attr_or("out_type", dtype::int32))); },
+          shape_only);
+    r.add("Rank", [](kernel_context& c) { c.set_output(0, ops::rank_of(c.input(0))); }, shape_only);
     r.add("Reshape", [](kernel_context& c) { c.set_output(0, ops::reshape(c.input(0), c.input(1))); });
     r.add("Squeeze", [](kernel_context& c) {
         std::vector<std::int64_t> axes;
