@@ -3,8 +3,8 @@
 // its slots (TF1 ref edges or resource handles) are made private device tensors on this GPU (a
 // value still on the host, e.g. set by a CPU initializer, moves there; a value someone else holds
 // is copied first, so tensors read earlier keep their values), then one fused kernel updates them
-// in place. The scalar hyper-parameters are read on the host (host_inputs) and passed as floats.
-#include <cmath>
+// in place. The scalar hyper-parameters stay on the device (no host inputs): the kernels read them
+// there, so a step with GPU-resident scalars (Adam's beta powers) needs no device-to-host copy.
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -24,19 +24,23 @@ namespace {
 using named = std::pair<const char*, int>;  // input name, input index
 
 /// What an apply kernel works on: device pointers of var (0) and its slots, the gradient, and the
-/// scalar hyper-parameters as floats (in the order the op lists them).
+/// scalar hyper-parameters (one float each, in the order the op lists them), with the scalar
+/// tensors held until the launch is queued.
 struct apply_args {
     std::vector<float*> vars;
     const float* grad = nullptr;
-    std::vector<float> scalars;
+    std::vector<const float*> scalars;
+    std::vector<tensor> held;
     std::int64_t n = 0;
     void* stream = nullptr;
 };
 
 /// Checks the op's inputs as the CPU kernel does (ops::nn_detail::check_apply: slots and grad
-/// shaped like var, hyper-parameters scalars of var's dtype), then makes var and its `slots`
-/// (inputs 1..slots.size()) private float32 tensors on this kernel's GPU. Throws graph_error naming
-/// the node for an uninitialized variable (slots first, as the CPU) or a mismatched input.
+/// shaped like var, hyper-parameters scalars of var's dtype; only shapes and dtypes are read), then
+/// makes var and its `slots` (inputs 1..slots.size()) private float32 tensors on this kernel's GPU.
+/// The scalars stay where the executor put them (this GPU) and are passed as device pointers.
+/// Throws graph_error naming the node for an uninitialized variable (slots first, as the CPU) or a
+/// mismatched input.
 apply_args prepare(exec::kernel_context& c, const char* op, const std::vector<const char*>& slots,
                    named grad, const std::vector<named>& scalars) {
     const int num_vars = static_cast<int>(slots.size()) + 1;
@@ -66,7 +70,12 @@ apply_args prepare(exec::kernel_context& c, const char* op, const std::vector<co
             c.fail(detail::cat(op, ": the GPU kernel updates float32 variables, not ",
                                values[0].describe()));
         }
-        for (const auto& t : scalar_values) a.scalars.push_back(*t.data<float>());
+        for (const auto& t : scalar_values) {
+            if (!(t.dev() == c.dev()))
+                c.fail(detail::cat(op, ": a scalar input is not on this kernel's device"));
+            a.scalars.push_back(static_cast<const float*>(t.raw_data()));
+        }
+        a.held = std::move(scalar_values);
         a.grad = static_cast<const float*>(g.raw_data());
         a.n = values[0].num_elements();
         // The gradient tensor stays alive in its input slot until this kernel returns.
@@ -94,10 +103,6 @@ void finish(exec::kernel_context& c) {
         c.set_output_value(0, exec::value::ref(c.variable_input(0)));
 }
 
-exec::kernel_def def_with_host(std::vector<int> host) {
-    return float_kernel(std::move(host));
-}
-
 }  // namespace
 
 void register_training(exec::kernel_registry& r) {
@@ -112,7 +117,7 @@ void register_training(exec::kernel_registry& r) {
             launch::apply_gradient_descent_f32(a.vars[0], a.grad, a.scalars[0], a.n, a.stream);
             finish(c);
         },
-        def_with_host({1}));
+        float_kernel());
     both(
         "ApplyMomentum",
         [](exec::kernel_context& c) {
@@ -122,7 +127,7 @@ void register_training(exec::kernel_registry& r) {
                                        c.attr_or<bool>("use_nesterov", false), a.n, a.stream);
             finish(c);
         },
-        def_with_host({2, 4}));
+        float_kernel());
     both(
         "ApplyAdam",
         [](exec::kernel_context& c) {
@@ -133,36 +138,36 @@ void register_training(exec::kernel_registry& r) {
                               {"beta1", 6},
                               {"beta2", 7},
                               {"epsilon", 8}});
-            const float b1p = a.scalars[0], b2p = a.scalars[1], lr = a.scalars[2];
-            const float alpha =
-                lr * std::sqrt(1.f - b2p) / (1.f - b1p);  // as the CPU computes it, in float
-            launch::apply_adam_f32(a.vars[0], a.vars[1], a.vars[2], a.grad, alpha, a.scalars[3],
-                                   a.scalars[4], a.scalars[5],
+            const launch::adam_scalars s{a.scalars[0], a.scalars[1], a.scalars[2],
+                                         a.scalars[3], a.scalars[4], a.scalars[5]};
+            launch::apply_adam_f32(a.vars[0], a.vars[1], a.vars[2], a.grad, s,
                                    c.attr_or<bool>("use_nesterov", false), a.n, a.stream);
             finish(c);
         },
-        def_with_host({3, 4, 5, 6, 7, 8}));
+        float_kernel());
     both(
         "ApplyRMSProp",
         [](exec::kernel_context& c) {
             auto a = prepare(c, "ApplyRMSProp", {"ms", "mom"}, {"grad", 7},
                              {{"lr", 3}, {"rho", 4}, {"momentum", 5}, {"epsilon", 6}});
-            launch::apply_rms_prop_f32(a.vars[0], a.vars[1], a.vars[2], a.grad, a.scalars[0],
-                                       a.scalars[1], a.scalars[2], a.scalars[3], a.n, a.stream);
+            const launch::rms_prop_scalars s{a.scalars[0], a.scalars[1], a.scalars[2],
+                                             a.scalars[3]};
+            launch::apply_rms_prop_f32(a.vars[0], a.vars[1], a.vars[2], a.grad, s, a.n, a.stream);
             finish(c);
         },
-        def_with_host({3, 4, 5, 6}));
+        float_kernel());
     both(
         "ApplyCenteredRMSProp",
         [](exec::kernel_context& c) {
             auto a = prepare(c, "ApplyCenteredRMSProp", {"mg", "ms", "mom"}, {"grad", 8},
                              {{"lr", 4}, {"rho", 5}, {"momentum", 6}, {"epsilon", 7}});
+            const launch::rms_prop_scalars s{a.scalars[0], a.scalars[1], a.scalars[2],
+                                             a.scalars[3]};
             launch::apply_centered_rms_prop_f32(a.vars[0], a.vars[1], a.vars[2], a.vars[3], a.grad,
-                                                a.scalars[0], a.scalars[1], a.scalars[2],
-                                                a.scalars[3], a.n, a.stream);
+                                                s, a.n, a.stream);
             finish(c);
         },
-        def_with_host({4, 5, 6, 7}));
+        float_kernel());
     both(
         "ApplyAdagrad",
         [](exec::kernel_context& c) {
@@ -171,7 +176,7 @@ void register_training(exec::kernel_registry& r) {
                                       c.attr_or<bool>("update_slots", true), a.n, a.stream);
             finish(c);
         },
-        def_with_host({2}));
+        float_kernel());
     both(
         "ApplyAdagradV2",
         [](exec::kernel_context& c) {
@@ -181,7 +186,7 @@ void register_training(exec::kernel_registry& r) {
                                          c.attr_or<bool>("update_slots", true), a.n, a.stream);
             finish(c);
         },
-        def_with_host({2, 3}));
+        float_kernel());
 }
 
 }  // namespace graft::cuda::families
