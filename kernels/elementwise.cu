@@ -440,6 +440,19 @@ void logical_binary(bool is_and, const bool* a, const bool* b, bool* out, std::i
     GRAFT_CUDA_CHECK(cudaGetLastError());
 }
 
+/// Calls go(U{}) with the unsigned integer type of `element_bytes` bytes (data is moved, not
+/// interpreted). Throws for another size.
+template <class F>
+void by_element_size(int element_bytes, F&& go) {
+    switch (element_bytes) {
+        case 1: go(std::uint8_t{}); break;
+        case 2: go(std::uint16_t{}); break;
+        case 4: go(std::uint32_t{}); break;
+        case 8: go(std::uint64_t{}); break;
+        default: GRAFT_CUDA_CHECK(cudaErrorInvalidValue);  // no such element size
+    }
+}
+
 void select(const bool* cond, const void* t, const void* e, void* out, int element_bytes,
             std::int64_t n, const broadcast_desc& d, void* stream) {
     if (n <= 0) return;
@@ -448,22 +461,7 @@ void select(const bool* cond, const void* t, const void* e, void* out, int eleme
         select_kernel<U><<<blocks_for(n), threads, 0, native(stream)>>>(
             cond, static_cast<const U*>(t), static_cast<const U*>(e), static_cast<U*>(out), n, d);
     };
-    switch (element_bytes) {
-        case 1:
-            go(std::uint8_t{});
-            break;
-        case 2:
-            go(std::uint16_t{});
-            break;
-        case 4:
-            go(std::uint32_t{});
-            break;
-        case 8:
-            go(std::uint64_t{});
-            break;
-        default:
-            GRAFT_CUDA_CHECK(cudaErrorInvalidValue);  // no such element size
-    }
+    by_element_size(element_bytes, go);
     GRAFT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -474,22 +472,7 @@ void fill(void* out, int element_bytes, std::uint64_t pattern, std::int64_t n, v
         fill_kernel<U><<<blocks_for(n), threads, 0, native(stream)>>>(static_cast<U*>(out),
                                                                       static_cast<U>(pattern), n);
     };
-    switch (element_bytes) {
-        case 1:
-            go(std::uint8_t{});
-            break;
-        case 2:
-            go(std::uint16_t{});
-            break;
-        case 4:
-            go(std::uint32_t{});
-            break;
-        case 8:
-            go(std::uint64_t{});
-            break;
-        default:
-            GRAFT_CUDA_CHECK(cudaErrorInvalidValue);  // no such element size
-    }
+    by_element_size(element_bytes, go);
     GRAFT_CUDA_CHECK(cudaGetLastError());
 }
 

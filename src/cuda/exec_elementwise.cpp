@@ -475,10 +475,13 @@ void register_elementwise(exec::kernel_registry& r) {
     r.add(
         cuda, "LogicalOr", [](kernel_context& c) { run_logical(c, false); }, exec::kernel_def{});
 
-    r.add(cuda, "Cast", run_cast,
-          float_kernel({}, "SrcT",
-                       {dtype::float32, dtype::float64, dtype::float16, dtype::bfloat16,
-                        dtype::int32, dtype::int64, dtype::bool_, dtype::uint8}));
+    {
+        const std::vector<dtype> cast_types = {dtype::float32, dtype::float64, dtype::float16, dtype::bfloat16,
+                                               dtype::int32,   dtype::int64,   dtype::bool_,   dtype::uint8};
+        exec::kernel_def cast = float_kernel({}, "SrcT", cast_types);
+        cast.more_types.emplace_back("DstT", cast_types);  // another DstT: placed on the CPU
+        r.add(cuda, "Cast", run_cast, cast);
+    }
 
     // ZerosLike/OnesLike read only their input's dtype and shape: it is not copied here.
     exec::kernel_def like = float_kernel({}, "T", moved_types());

@@ -42,6 +42,12 @@ void fill_placement_registry(graft::exec::kernel_registry& r) {
     f32.types = {graft::dtype::float32};
     r.add(device_kind::cuda, "Relu", nothing, f32);
     r.add(device_kind::cuda, "MatMul", nothing);
+    r.add("Cast", nothing);
+    graft::exec::kernel_def cast;
+    cast.type_attr = "SrcT";
+    cast.types = {graft::dtype::float32, graft::dtype::int32};
+    cast.more_types.emplace_back("DstT", std::vector<graft::dtype>{graft::dtype::float32, graft::dtype::int32});
+    r.add(device_kind::cuda, "Cast", nothing, cast);
 }
 graft::node make_node(std::string name, std::string op, graft::dtype t, std::string dev = {}) {
     graft::node n;
@@ -86,6 +92,19 @@ TEST_CASE("placement: device attr, default device, dtype, missing kernel, missin
     // A kernel without a dtype list takes any dtype.
     d = graft::exec::place_node(make_node("m", "MatMul", graft::dtype::float64), ops, r, o, one_gpu);
     CHECK(d.dev == device{device_kind::cuda, 0});
+
+    // Every type attr the kernel restricts counts (Cast: SrcT and DstT).
+    auto cast_node = [](graft::dtype from, graft::dtype to) {
+        graft::node n("cast", "Cast");
+        n.attrs.set("SrcT", graft::attr_value(from));
+        n.attrs.set("DstT", graft::attr_value(to));
+        return n;
+    };
+    d = graft::exec::place_node(cast_node(graft::dtype::float32, graft::dtype::int32), ops, r, o, one_gpu);
+    CHECK(d.dev == device{device_kind::cuda, 0});
+    d = graft::exec::place_node(cast_node(graft::dtype::float32, graft::dtype::complex64), ops, r, o, one_gpu);
+    CHECK(d.dev.is_cpu());
+    CHECK(d.note.find("does not handle complex64") != std::string::npos);
 
     // No GPU kernel: an error naming the node without soft placement, the CPU with it.
     CHECK_THROWS_WITH_AS(graft::exec::place_node(make_node("rnd", "RandomUniform", graft::dtype::float32), ops, r, o, one_gpu),
@@ -143,7 +162,9 @@ TEST_CASE("placement: a graph placed on /device:GPU:0 runs here and matches the 
         graft::exec::session_options o;
         o.allow_soft_placement = false;
         graft::exec::session s(g, o);
-        CHECK_THROWS_WITH_AS(s.run({{"x", xv}}, {z.str()}), doctest::Contains("there is no GPU"), graft::invalid_argument_error);
+        // (with graft::cuda: "there is no GPU"; without it no GPU kernel is registered at all)
+        CHECK_THROWS_WITH_AS(s.run({{"x", xv}}, {z.str()}), doctest::Contains("cannot be placed on /device:GPU:0"),
+                             graft::invalid_argument_error);
     }
 }
 
@@ -152,19 +173,31 @@ TEST_CASE("placement: log_device_placement says where each node runs and why") {
     graft::graph_builder b(g);
     auto x = b.placeholder("x", graft::dtype::float32, graft::shape{2});
     b.op("Relu", {x}, {}, "r");
+    auto pads = b.constant(graft::tensor::from_vector<std::int32_t>(graft::shape{1, 2}, {1, 0}), "pads");
+    b.op("PadV2", {x, pads, b.constant(graft::tensor::scalar_of(7.f), "fill")}, {}, "padded");
+    b.op("Reshape", {b.op("Relu", {x}, {}, "r2"), b.constant(graft::tensor::from_vector<std::int32_t>({1, 2}), "shape")}, {},
+         "reshaped");
     graft::exec::session_options o;
     o.default_device = "/gpu:0";
     o.log_device_placement = true;
     graft::exec::session s(g, o);
     std::stringstream captured;
     auto* old = std::cerr.rdbuf(captured.rdbuf());
-    auto out = s.run({{"x", graft::tensor::from_vector<float>({-1.f, 2.f})}}, {"r:0"});
+    auto out = s.run({{"x", graft::tensor::from_vector<float>({-1.f, 2.f})}}, {"r:0", "reshaped:0", "padded:0"});
+    CHECK(out[1].shape() == graft::shape{1, 2});
+    CHECK(out[2].data<float>()[0] == 7.f);
+    CHECK(out[2].data<float>()[2] == 2.f);
     std::cerr.rdbuf(old);
     CHECK(out[0].data<float>()[0] == 0.f);
     CHECK(out[0].data<float>()[1] == 2.f);
     std::string log = captured.str();
     if (graft::test_cuda::gpu_present()) {
         CHECK(log.find("r (Relu) -> /device:GPU:0") != std::string::npos);
+        // Reshape's shape is read on the host: its int32 Const never goes to the GPU; PadV2 reads its
+        // float fill value on the host, so that Const stays there too instead of a round trip.
+        CHECK(log.find("shape (Const) -> /device:CPU:0") != std::string::npos);
+        CHECK(log.find("fill (Const) -> /device:CPU:0  [kept on the host") != std::string::npos);
+        CHECK(log.find("padded (PadV2) -> /device:GPU:0") != std::string::npos);
     } else {
         CHECK(log.find("r (Relu) -> /device:CPU:0  [/device:GPU:0 -> CPU: ") != std::string::npos);
     }

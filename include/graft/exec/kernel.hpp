@@ -41,6 +41,8 @@ struct kernel_def {
     /// another dtype to the CPU (soft placement) — int32 tensors stay on the host as in TF.
     std::vector<dtype> types;
     std::string type_attr = "T";
+    /// Further type attrs the kernel restricts (Cast's DstT): attr name -> dtypes handled.
+    std::vector<std::pair<std::string, std::vector<dtype>>> more_types;
     /// False for kernels that read only their inputs' dtypes and shapes (Shape, Size, Rank): the
     /// executor then hands inputs over where they are, without a copy.
     bool reads_input_data = true;
@@ -123,14 +125,17 @@ public:
         if (i < 0 || i >= num_inputs()) fail(detail::cat("input ", i, " out of range (", num_inputs(), " inputs)"));
         return *inputs_[static_cast<std::size_t>(i)];
     }
-    /// Input i if the kernel may overwrite its buffer (nobody else holds it), else an invalid tensor.
+    /// Input i if the kernel may overwrite its buffer (nobody else holds it, and it lives on this
+    /// kernel's device), else an invalid tensor. Call it before input(i): a tensor the kernel holds
+    /// itself makes the buffer shared.
     [[nodiscard]] tensor forwardable_input(int i) const {
         const value& v = raw_input(i);
-        if (v.var || !v.t.valid() || static_cast<std::size_t>(i) >= forwardable_.size() ||
+        if (v.var || !v.t.valid() || v.t.dev() != dev_ || static_cast<std::size_t>(i) >= forwardable_.size() ||
             !forwardable_[static_cast<std::size_t>(i)]) {
             return {};
         }
-        return v.t.buffer_unique() ? v.t : tensor{};
+        // Wrapped memory (an mmap'd checkpoint shard, a user's array) is never written.
+        return v.t.buffer_unique() && v.t.buf()->owns_memory() ? v.t : tensor{};
     }
 
     void set_output(int i, tensor t) { out(i) = value::of(std::move(t)); }

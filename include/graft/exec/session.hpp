@@ -76,17 +76,25 @@ placement_decision place_node(const node& n, const op_registry& ops, const kerne
     const kernel_entry* k = kernels.find_entry(want->kind, n.op);
     if (!k) {
         why = "graft has no GPU kernel for op " + n.op;
-    } else if (!k->def.types.empty()) {
-        const attr_value* a = n.attr(k->def.type_attr);
-        if (!a) {
-            if (auto* od = ops.find(n.op)) {
-                if (auto* ad = od->find_attr(k->def.type_attr); ad && ad->default_value) a = &*ad->default_value;
+    } else {
+        auto type_attr = [&](const std::string& name) -> const attr_value* {
+            const attr_value* a = n.attr(name);
+            if (!a) {
+                if (auto* od = ops.find(n.op)) {
+                    if (auto* ad = od->find_attr(name); ad && ad->default_value) a = &*ad->default_value;
+                }
             }
-        }
-        if (a && a->which() == attr_value::kind::type && !k->def.handles(a->type())) {
-            why = "the GPU kernel for " + n.op + " does not handle " + std::string(dtype_name(a->type()));
-            host_dtype = true;
-        }
+            return a && a->which() == attr_value::kind::type ? a : nullptr;
+        };
+        auto check = [&](const std::string& name, const std::vector<dtype>& types) {
+            const attr_value* a = types.empty() || !why.empty() ? nullptr : type_attr(name);
+            if (a && std::find(types.begin(), types.end(), base_type(a->type())) == types.end()) {
+                why = "the GPU kernel for " + n.op + " does not handle " + std::string(dtype_name(a->type()));
+                host_dtype = true;
+            }
+        };
+        check(k->def.type_attr, k->def.types);
+        for (const auto& [name, types] : k->def.more_types) check(name, types);
     }
     if (why.empty() && want->index >= available(want->kind)) {
         int have = available(want->kind);
