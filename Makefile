@@ -1,8 +1,9 @@
 # graft — top-level convenience targets. Each one installs what is missing first.
 #   make demo    build and run the demo and the examples (no downloaded data needed)
 #   make test    build everything and run the whole test suite (ctest)
-#   make asan    the test suite again (all but the test_ops binary; no graft::cuda: ASan does not
-#                see device code), Debug with ASan + UBSan
+#   make asan    the test suite again, Debug with ASan + UBSan: the binaries that read files, parse,
+#                run the executor and edit graphs (not test_ops, typed, cuda, autodiff,
+#                train_models: see tests/CMakeLists.txt; no graft::cuda: ASan does not see device code)
 #   make bench   build the benchmarks (and the libtorch/OpenCV peers) and run them
 JOBS  ?= $(shell nproc)
 BUILD ?= build
