@@ -32,7 +32,7 @@ demo: build
 	@for e in $(BUILD)/examples/example_*; do echo; echo "== $$(basename $$e)"; $$e || exit 1; done
 
 asan: deps
-	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF >/dev/null
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -LE no-asan
 
