@@ -112,8 +112,15 @@ void run_demo(const std::string& dir) {
     graft::meta_graph mg = lm.mg;  // graph, variable collections and the Saver's SaverDef
     graft::signature_def sig;
     sig.method_name = "tensorflow/serving/predict";
-    sig.inputs["x"] = graft::tensor_info{"x:0", dtype::float32, graft::shape{-1, 2}};
-    sig.outputs["y"] = graft::tensor_info{"pred:0", dtype::float32, graft::shape{-1, 1}};
+    auto dense_info = [](std::string name, graft::shape shape) {
+        graft::tensor_info ti;
+        ti.name = std::move(name);
+        ti.dtype = dtype::float32;
+        ti.shape = std::move(shape);
+        return ti;
+    };
+    sig.inputs["x"] = dense_info("x:0", graft::shape{-1, 2});
+    sig.outputs["y"] = dense_info("pred:0", graft::shape{-1, 1});
     mg.signatures["serving_default"] = sig;
     auto sm_dir = (fs::path(dir) / "linear_model").string();
     graft::tf::write_saved_model(sm_dir, mg, {{"W", W}, {"b", b}, {"global_step", s.variable_value("global_step")}});
