@@ -84,7 +84,9 @@ void run_demo(const std::string& dir) {
         y.matrix<float>()(i, 0) = 3.f * a - 2.f * b + 0.5f + 0.01f * u(rng);
     }
     auto lm = make_linear_model(2, 0.3f);
-    graft::train::saver saver(lm.mg, {.max_to_keep = 2});  // adds TF's save/restore ops
+    graft::train::saver_options keep_two;
+    keep_two.max_to_keep = 2;
+    graft::train::saver saver(lm.mg, keep_two);  // adds TF's save/restore ops
     graft::exec::session s(lm.mg.graph);
     s.run({}, {}, {lm.init});
     auto logs = (fs::path(dir) / "logs").string();
