@@ -29,6 +29,7 @@
 #include "families.hpp"
 #include "graft/cuda/check.hpp"
 #include "graft/cuda/exec.hpp"
+#include "graft/exec/kernels/nn_params.hpp"
 #include "graft/ops/batch_norm.hpp"
 #include "graft/ops/conv.hpp"
 #include "graft/ops/matmul.hpp"
@@ -41,6 +42,8 @@ namespace {
 
 namespace nd = graft::ops::nn_detail;
 using graft::detail::cat;
+using exec::kernels::impl::conv_params;  // the CPU kernels' attr reading
+using exec::kernels::impl::pool_params;
 
 const float* cf(const tensor& t) { return static_cast<const float*>(t.raw_data()); }
 float* mf(const tensor& t) { return static_cast<float*>(t.raw_data()); }
@@ -245,16 +248,6 @@ void batch_matmul_kernel(exec::kernel_context& c) {
 }
 
 // ---------------------------------------------------------------- convolutions (cuDNN)
-
-ops::conv2d_params conv_params(exec::kernel_context& c) {
-    ops::conv2d_params p;
-    p.strides = c.attr_ints("strides");
-    p.padding = c.attr_string("padding");
-    if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
-    p.data_format = c.attr_or<std::string>("data_format", "NHWC");
-    if (auto* a = c.find_attr("dilations")) p.dilations = a->list_of<std::int64_t>();
-    return p;
-}
 
 /// The CPU's geometry plus what cuDNN sees: with symmetric pads the input itself and those pads,
 /// otherwise an explicitly padded input (xh x xw) and no pads.
@@ -494,16 +487,6 @@ void conv2d_backprop_filter_kernel(exec::kernel_context& c) {
 }
 
 // ---------------------------------------------------------------- pooling (cuDNN)
-
-ops::pool_params pool_params(exec::kernel_context& c) {
-    ops::pool_params p;
-    p.ksize = c.attr_ints("ksize");
-    p.strides = c.attr_ints("strides");
-    p.padding = c.attr_string("padding");
-    if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
-    p.data_format = c.attr_or<std::string>("data_format", "NHWC");
-    return p;
-}
 
 /// The CPU's pooling geometry plus the explicitly padded input cuDNN pools without padding.
 struct pool_plan {

@@ -3,30 +3,13 @@
 #pragma once
 
 #include "graft/exec/kernel.hpp"
+#include "graft/exec/kernels/nn_params.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/ops/nn_all.hpp"
 
 namespace graft::exec::kernels {
 
 namespace impl {
-inline ops::conv2d_params conv_params(kernel_context& c) {
-    ops::conv2d_params p;
-    p.strides = c.attr_ints("strides");
-    p.padding = c.attr_string("padding");
-    if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
-    p.data_format = c.attr_or<std::string>("data_format", "NHWC");
-    if (auto* a = c.find_attr("dilations")) p.dilations = a->list_of<std::int64_t>();
-    return p;
-}
-inline ops::pool_params pool_params(kernel_context& c) {
-    ops::pool_params p;
-    p.ksize = c.attr_ints("ksize");
-    p.strides = c.attr_ints("strides");
-    p.padding = c.attr_string("padding");
-    if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
-    p.data_format = c.attr_or<std::string>("data_format", "NHWC");
-    return p;
-}
 /// Seeded like TF: the node's seed/seed2 attrs; the generator lives as long as the session.
 inline ops::guarded_philox& generator(kernel_context& c) {
     return c.state().node_state<ops::guarded_philox>(c.name(), [&] {
