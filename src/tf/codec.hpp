@@ -89,6 +89,8 @@ node decode_node(reader r, attr_cache* cache = nullptr);
 void decode_node_into(reader r, attr_cache* cache, node& n);
 void encode_node(std::string& o, const node& n);
 op_def decode_op_def(reader r);
+/// decode_op_def of serialized OpDef bytes (an op_list::decoder).
+op_def decode_op_def_bytes(std::string_view bytes);
 void encode_op_def(std::string& o, const op_def& d);
 function_def decode_function(reader r);
 void encode_function(std::string& o, const function_def& f);
@@ -119,6 +121,13 @@ std::vector<trackable_object> decode_trackable_object_graph(reader r);
 inline void keep_unknown(std::string& extra, reader& r, const char* field_start, std::uint32_t type) {
     r.skip(type);
     extra.append(field_start, static_cast<std::size_t>(r.pos() - field_start));
+}
+/// keep_unknown for a compact_string field (rarely set: one allocation per field kept).
+inline void keep_unknown(compact_string& extra, reader& r, const char* field_start, std::uint32_t type) {
+    r.skip(type);
+    std::string all(extra.view());
+    all.append(field_start, static_cast<std::size_t>(r.pos() - field_start));
+    extra = all;
 }
 
 }  // namespace graft::tf::codec

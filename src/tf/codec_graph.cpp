@@ -329,21 +329,22 @@ attr_entry read_attr_entry(reader entry) {
 
 // After the tag of the first of a run of `field` LEN entries: the reader past the whole run and how
 // many entries it holds.
-std::size_t skip_run(reader& r, std::uint32_t field) {
-    std::size_t count = 1;
-    (void)r.get_bytes();
+std::size_t skip_run(reader& r, std::uint32_t field, bool (*counts)(std::string_view) = nullptr) {
+    std::size_t count = 0;
     const std::uint64_t tag = (field << 3) | len;
-    while (!r.done()) {
+    for (bool first = true; !r.done(); first = false) {
         reader save = r;
-        if (r.get_varint() != tag) {
+        if (!first && r.get_varint() != tag) {
             r = save;
             break;
         }
-        (void)r.get_bytes();
-        ++count;
+        auto b = r.get_bytes();
+        if (!counts || counts(b)) ++count;
     }
     return count;
 }
+
+bool is_data_input(std::string_view s) { return s.empty() || s.front() != '^'; }
 
 }  // namespace
 
@@ -366,7 +367,7 @@ void decode_node_into(reader r, attr_cache* cache, node& n) {
                 r.expect(t, len, k);
                 if (n.inputs.empty() && n.control_inputs.empty()) {
                     reader pre = r;
-                    n.inputs.reserve(skip_run(pre, 3));
+                    n.inputs.reserve(skip_run(pre, 3, is_data_input));
                 }
                 auto s = r.get_bytes();
                 if (!s.empty() && s.front() == '^') {
@@ -473,6 +474,8 @@ op_def decode_op_def(reader r) {
     d.attrs.shrink_to_fit();
     return d;
 }
+
+op_def decode_op_def_bytes(std::string_view bytes) { return decode_op_def(reader(bytes, nullptr, nullptr, "OpDef")); }
 
 void encode_op_def(std::string& o, const op_def& d) {
     put_string(o, 1, d.name);

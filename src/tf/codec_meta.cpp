@@ -215,7 +215,10 @@ void encode_saver(std::string& o, const saver_def& s) {
     o += s.extra_fields;
 }
 
-void decode_meta_info(reader r, meta_info& mi) {
+/// Decodes MetaInfoDef into `mi`. Each stripped OpDef is kept as its bytes (op_list decodes on
+/// access); the ones whose signature differs from graft's own table stay decoded and their
+/// indices go to `own_ops`: only those need a place in the graph's registry.
+void decode_meta_info(reader r, meta_info& mi, std::vector<std::size_t>& own_ops) {
     std::uint32_t k, t;
     while (true) {
         const char* start = r.pos();
@@ -228,8 +231,19 @@ void decode_meta_info(reader r, meta_info& mi) {
                 auto l = r.sub("OpList");
                 std::uint32_t a, b;
                 while (l.next(a, b)) {
-                    if (a == 1 && b == len) mi.stripped_op_list.push_back(decode_op_def(l.sub("OpDef")));
-                    else l.skip(b);
+                    if (a != 1 || b != len) {
+                        l.skip(b);
+                        continue;
+                    }
+                    auto sub = l.sub("OpDef");
+                    std::string bytes(sub.rest());
+                    auto d = std::make_shared<op_def>(decode_op_def(sub));
+                    const op_def* known = op_registry::global().find(d->name);
+                    bool own = !known || !same_signature(*known, *d);
+                    if (own) own_ops.push_back(mi.stripped_op_list.size());
+                    auto name = d->name;
+                    mi.stripped_op_list.push_back_serialized(std::move(name), std::move(bytes), &decode_op_def_bytes,
+                                                             own ? std::move(d) : nullptr);
                 }
                 break;
             }
@@ -260,7 +274,11 @@ void encode_meta_info(std::string& o, const meta_info& mi) {
     put_string(o, 1, mi.meta_graph_version);
     if (mi.has_stripped_op_list || !mi.stripped_op_list.empty()) {
         put_message(o, 2, [&](std::string& l) {
-            for (auto& d : mi.stripped_op_list) put_message(l, 1, [&](std::string& b) { encode_op_def(b, d); });
+            const auto& ops = mi.stripped_op_list;
+            for (std::size_t i = 0; i < ops.size(); ++i) {
+                if (auto bytes = ops.serialized(i); !bytes.empty()) put_bytes(l, 1, bytes);
+                else put_message(l, 1, [&](std::string& b) { encode_op_def(b, ops[i]); });
+            }
         });
     }
     if (mi.any_info) put_message(o, 3, [&](std::string& b) { encode_any(b, *mi.any_info); });
@@ -449,12 +467,13 @@ std::vector<trackable_object> decode_trackable_object_graph(reader r) {
 // ------------------------------------------------------------------ MetaGraphDef, SavedModel
 
 void decode_meta_graph(reader r, meta_graph& mg) {
+    std::vector<std::size_t> own_ops;
     std::uint32_t k, t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
-            case 1: r.expect(t, len, k); decode_meta_info(r.sub("MetaInfoDef"), mg.info); break;
+            case 1: r.expect(t, len, k); decode_meta_info(r.sub("MetaInfoDef"), mg.info, own_ops); break;
             case 2: r.expect(t, len, k); decode_graph(r.sub("GraphDef"), mg.graph); break;
             case 3: r.expect(t, len, k); mg.saver = decode_saver(r.sub("SaverDef")); break;
             case 4: case 5: {
@@ -496,11 +515,11 @@ void decode_meta_graph(reader r, meta_graph& mg) {
             default: keep_unknown(mg.extra_fields, r, start, t);
         }
     }
-    // the ops this MetaGraph declares win over graft's table for this graph
-    // (sharing the op_defs: the registry holds the list's own objects, not copies)
+    // the ops this MetaGraph declares win over graft's table for this graph where they differ from
+    // it (sharing the op_defs: the registry holds the list's own objects, not copies)
     const auto& ops = mg.info.stripped_op_list;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-        if (!mg.graph.library.find(ops[i].name)) mg.graph.registry().add(ops.shared(i));
+    for (std::size_t i : own_ops) {
+        if (!mg.graph.library.find(ops.name(i))) mg.graph.registry().add(ops.shared(i));
     }
     // decode VariableDef items of the variable collections
     for (auto& [name, c] : mg.collections) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "graft/graph/variables.hpp"
 #include "graft/tf/graph_io.hpp"
@@ -162,4 +163,44 @@ TEST_CASE("fixtures: attrs and tensors decode to the values TensorFlow wrote") {
     CHECK(tf1.saver->restore_op_name == "save/restore_all");
     CHECK(tf1.info.has_stripped_op_list);
     CHECK(tf1.info.stripped_op_list.size() == 10);
+}
+
+TEST_CASE("fixtures: a stripped op list stays serialized; the registry takes only ops that differ from graft's table") {
+    GRAFT_REQUIRE_PATH(fixture("tfnet-graphs/word_cnn.meta"));
+    auto mg = graft::tf::load_meta_graph(fixture("tfnet-graphs/word_cnn.meta").string());
+    const auto& ops = std::as_const(mg.info.stripped_op_list);
+    REQUIRE(ops.size() == 56);
+    std::size_t index_of_equal = ops.size();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        CHECK(!ops.serialized(i).empty());
+        if (ops.name(i) == "Equal") index_of_equal = i;
+    }
+    REQUIRE(index_of_equal < ops.size());
+    // TF 1.x's Equal declares incompatible_shape_error, GatherV2 batch_dims, ConcatOffset its own
+    // arg layout: those three differ from graft's table and are this graph's own; the other 53 are
+    // the same signature and resolve through the global table
+    const auto& reg = mg.graph.registry();
+    CHECK(reg.defines("Equal"));
+    CHECK(reg.defines("GatherV2"));
+    CHECK(reg.defines("ConcatOffset"));
+    CHECK(!reg.defines("MatMul"));
+    CHECK(reg.find("MatMul") == graft::op_registry::global().find("MatMul"));
+    CHECK(reg.find("Equal")->attrs.size() == ops[index_of_equal].attrs.size());
+    // every decoded entry equals what the global table computes with, or is the registry's own
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        CHECK(graft::same_signature(*reg.find(ops.name(i)), ops[i]));
+    }
+    // written back byte for byte
+    auto again = graft::tf::parse_meta_graph_def(graft::tf::serialize_meta_graph_def(mg));
+    REQUIRE(again.info.stripped_op_list.size() == ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) CHECK(again.info.stripped_op_list.serialized(i) == ops.serialized(i));
+    CHECK(again.info == mg.info);
+    // an edit gives the list its own copy (re-encoded on write) and leaves the registry alone
+    const std::size_t n_attrs = reg.find("Equal")->attrs.size();
+    mg.info.stripped_op_list[index_of_equal].attrs.clear();
+    CHECK(mg.info.stripped_op_list.serialized(index_of_equal).empty());
+    CHECK(reg.find("Equal")->attrs.size() == n_attrs);
+    auto edited = graft::tf::parse_meta_graph_def(graft::tf::serialize_meta_graph_def(mg), {}, false);
+    CHECK(edited.info.stripped_op_list[index_of_equal].attrs.empty());
+    CHECK(edited.info.stripped_op_list[index_of_equal].name == "Equal");
 }

@@ -67,6 +67,64 @@ TEST_CASE("attrs: kinds, typed access, order, equality") {
     CHECK(back.describe() == "int64[2]");
     CHECK(back.data<std::int64_t>()[1] == -8);
     CHECK(graft::tensor_value::from_proto(tv.tensor().proto_bytes()) == tv.tensor());
+    // strings and shapes sit behind pointers: equality is by value, and a value is 24 bytes
+    CHECK(attr_value(std::string("SAME")) == attr_value("SAME"));
+    CHECK(!(attr_value("SAME") == attr_value("VALID")));
+    CHECK(attr_value(graft::shape{2, 3}) == attr_value(graft::shape{2, 3}));
+    CHECK(!(attr_value(graft::shape{2, 3}) == attr_value(graft::shape{3, 2})));
+    CHECK(attr_value::make_placeholder("T") == attr_value::make_placeholder("T"));
+    CHECK(!(attr_value::make_placeholder("T") == attr_value("T")));
+    static_assert(sizeof(attr_value) <= 24);
+}
+
+TEST_CASE("compact_string: one pointer while empty, any bytes when set") {
+    static_assert(sizeof(graft::compact_string) == sizeof(void*));
+    graft::compact_string s;
+    CHECK(s.empty());
+    CHECK(s.size() == 0);
+    CHECK(std::string(s.c_str()).empty());
+    s = "/device:GPU:0";
+    CHECK(s == "/device:GPU:0");
+    CHECK(s.size() == 13);
+    CHECK(s.view() == std::string_view("/device:GPU:0"));
+    auto copy = s;
+    CHECK(copy == s);
+    auto moved = std::move(copy);
+    CHECK(moved == "/device:GPU:0");
+    CHECK(copy.empty());  // NOLINT: a moved-from compact_string is empty by contract
+    const std::string with_nul("a\0b", 3);
+    graft::compact_string bytes(with_nul);
+    CHECK(bytes.size() == 3);
+    CHECK(bytes.str() == with_nul);
+    s = std::string_view();
+    CHECK(s.empty());
+    graft::node n("x", "NoOp");
+    n.device = "/device:CPU:0";
+    graft::node m = n;
+    CHECK(m == n);
+    m.device.clear();
+    CHECK(!(m == n));
+}
+
+TEST_CASE("same_signature: what graft computes with, not docs or allowed values") {
+    auto a = graft::op_def::parse("MatMul(a: T, b: T) -> (product: T); transpose_a: bool = false; transpose_b: bool = false; T: type");
+    auto b = a;
+    b.description = "Multiply the matrix a by the matrix b.";
+    b.attrs[2].allowed_values = attr_value::list_of(std::vector<dtype>{dtype::float32, dtype::float64});
+    std::swap(b.attrs[0], b.attrs[1]);  // attr order does not matter
+    CHECK(graft::same_signature(a, b));
+    auto c = a;
+    c.attrs[0].default_value = attr_value(true);
+    CHECK(!graft::same_signature(a, c));
+    auto d = a;
+    d.outputs[0].type_attr = "U";
+    CHECK(!graft::same_signature(a, d));
+    auto e = a;
+    e.is_stateful = true;
+    CHECK(!graft::same_signature(a, e));
+    auto f = a;
+    f.attrs.pop_back();
+    CHECK(!graft::same_signature(a, f));
 }
 
 TEST_CASE("op specs and the registry: output counts and dtypes from attrs") {

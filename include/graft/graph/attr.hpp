@@ -151,14 +151,14 @@ public:
                                     std::vector<func_attr>>;
 
     attr_value() = default;
-    attr_value(std::string s) : v_(std::move(s)) {}              // NOLINT: implicit by design
-    attr_value(const char* s) : v_(std::string(s)) {}            // NOLINT
+    attr_value(std::string s) : v_(std::make_shared<const std::string>(std::move(s))) {}  // NOLINT: implicit by design
+    attr_value(const char* s) : attr_value(std::string(s)) {}    // NOLINT
     attr_value(std::int64_t i) : v_(i) {}                        // NOLINT
     attr_value(int i) : v_(static_cast<std::int64_t>(i)) {}     // NOLINT
     attr_value(float f) : v_(f) {}                               // NOLINT
     attr_value(bool b) : v_(b) {}                                // NOLINT
     attr_value(graft::dtype t) : v_(t) {}                        // NOLINT
-    attr_value(graft::shape s) : v_(std::move(s)) {}             // NOLINT
+    attr_value(graft::shape s) : v_(std::make_shared<const graft::shape>(std::move(s))) {}  // NOLINT
     attr_value(graft::tensor t)                                  // NOLINT
         : v_(std::make_shared<const tensor_value>(std::move(t))) {}
     attr_value(tensor_value t) : v_(std::make_shared<const tensor_value>(std::move(t))) {}  // NOLINT
@@ -167,7 +167,7 @@ public:
     /// A function-body placeholder ("placeholder: T" — replaced by the caller's attr).
     static attr_value make_placeholder(std::string name) {
         attr_value a;
-        a.v_ = placeholder_name{std::move(name)};
+        a.v_ = std::make_shared<const placeholder_name>(placeholder_name{std::move(name)});
         return a;
     }
     /// A list attr: list_of(std::vector<std::int64_t>{1,2}), list_of(std::vector<dtype>{...}), ...
@@ -189,17 +189,19 @@ public:
     [[nodiscard]] bool has_value() const { return which() != kind::none; }
 
     /// Typed access; each throws graph_error "attr is <kind>, expected <kind>" on a mismatch.
-    [[nodiscard]] const std::string& s() const { return get<std::string>("string"); }
+    [[nodiscard]] const std::string& s() const { return *get<std::shared_ptr<const std::string>>("string"); }
     [[nodiscard]] std::int64_t i() const { return get<std::int64_t>("int"); }
     [[nodiscard]] float f() const { return get<float>("float"); }
     [[nodiscard]] bool b() const { return get<bool>("bool"); }
     [[nodiscard]] graft::dtype type() const { return get<graft::dtype>("type"); }
-    [[nodiscard]] const graft::shape& shape() const { return get<graft::shape>("shape"); }
+    [[nodiscard]] const graft::shape& shape() const { return *get<std::shared_ptr<const graft::shape>>("shape"); }
     [[nodiscard]] const tensor_value& tensor() const {
         return *get<std::shared_ptr<const tensor_value>>("tensor");
     }
     [[nodiscard]] const func_attr& func() const { return *get<std::shared_ptr<const func_attr>>("func"); }
-    [[nodiscard]] const std::string& placeholder() const { return get<placeholder_name>("placeholder").name; }
+    [[nodiscard]] const std::string& placeholder() const {
+        return get<std::shared_ptr<const placeholder_name>>("placeholder")->name;
+    }
     [[nodiscard]] const list_value& list() const { return *get<std::shared_ptr<const list_value>>("list"); }
 
     /// Elements of a list attr of that element kind; the empty list gives an empty vector.
@@ -256,8 +258,11 @@ private:
         if (auto* p = std::get_if<T>(&v_)) return *p;
         throw graph_error(detail::cat("attr is ", type_name(), ", expected ", want));
     }
-    std::variant<std::monostate, std::string, std::int64_t, float, bool, graft::dtype, graft::shape,
-                 std::shared_ptr<const tensor_value>, std::shared_ptr<const func_attr>, placeholder_name,
+    // Strings, shapes and everything larger sit behind a shared pointer: an attr_value is 24 bytes
+    // (graphs hold one per node attr) and copies share the payload (values are immutable).
+    std::variant<std::monostate, std::shared_ptr<const std::string>, std::int64_t, float, bool, graft::dtype,
+                 std::shared_ptr<const graft::shape>, std::shared_ptr<const tensor_value>,
+                 std::shared_ptr<const func_attr>, std::shared_ptr<const placeholder_name>,
                  std::shared_ptr<const list_value>>
         v_;
 };
@@ -292,6 +297,9 @@ inline bool operator==(const attr_value& a, const attr_value& b) {
         case attr_value::kind::tensor: return a.tensor() == b.tensor();
         case attr_value::kind::func: return a.func() == b.func();
         case attr_value::kind::list: return a.list() == b.list();
+        case attr_value::kind::s: return a.s() == b.s();
+        case attr_value::kind::shape: return a.shape() == b.shape();
+        case attr_value::kind::placeholder: return a.placeholder() == b.placeholder();
         case attr_value::kind::f: {
             float x = a.f(), y = b.f();
             return std::memcmp(&x, &y, sizeof x) == 0;

@@ -231,8 +231,8 @@ public:
 
     // ---------------------------------------------------------------- ops
 
-    /// The registry this graph resolves op types with: its own ops (stripped_op_list, library
-    /// functions), then graft's global table.
+    /// The registry this graph resolves op types with: its own ops (the stripped_op_list entries
+    /// whose signature differs from graft's table, library functions), then graft's global table.
     [[nodiscard]] const op_registry& registry() const { return *ops_; }
     [[nodiscard]] op_registry& registry() { return *ops_; }
     /// Output count of `n` through registry(). Throws graph_error naming the op and node.

@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -121,13 +122,40 @@ struct asset_file {
     friend bool operator==(const asset_file&, const asset_file&) = default;
 };
 
-/// MetaInfoDef.stripped_op_list: op_defs in file order, used like a std::vector<op_def>. Its
-/// elements can be shared with a graph's op_registry (the loader registers these very objects
-/// instead of copies); a non-const access gives this list its own copy first (copy-on-write), so
-/// editing the list never changes a registry.
+/// MetaInfoDef.stripped_op_list: op_defs in file order, used like a std::vector<op_def>.
+///
+/// A loaded list keeps each OpDef as its serialized bytes and decodes it on first access (so an
+/// unread list costs about its file bytes, not ~6x that decoded), and writes unedited entries back
+/// byte for byte. Elements are shared with copies of the list and with a graph's op_registry; a
+/// non-const access gives this list its own decoded copy first (copy-on-write), so editing the list
+/// never changes a registry or another list.
 class op_list {
-    using ptr = std::shared_ptr<op_def>;
+public:
+    /// Decodes one serialized OpDef; the TF codec (graft::tf) supplies it with the bytes.
+    using decoder = op_def (*)(std::string_view bytes);
+
+private:
+    struct item {
+        std::string name;    // OpDef.name, known without decoding
+        std::string bytes;   // serialized OpDef as read; empty when built or edited in memory
+        decoder decode = nullptr;
+        mutable std::once_flag once;
+        mutable std::shared_ptr<op_def> def;  // null until decoded (set at once when built in memory)
+    };
+    using ptr = std::shared_ptr<item>;
     using store = std::vector<ptr>;
+
+    static ptr make(op_def d) {
+        auto it = std::make_shared<item>();
+        it->name = d.name;
+        it->def = std::make_shared<op_def>(std::move(d));
+        return it;
+    }
+    /// The decoded op_def of `it` (decoding it once, thread-safe). Throws what the decoder throws.
+    static op_def& decoded(const item& it) {
+        if (!it.def) std::call_once(it.once, [&] { it.def = std::make_shared<op_def>(it.decode(it.bytes)); });
+        return *it.def;
+    }
 
     template <class Ref, class It>
     class iter {
@@ -139,9 +167,9 @@ class op_list {
         using iterator_category = std::random_access_iterator_tag;
         iter() = default;
         explicit iter(It it) : it_(it) {}
-        Ref& operator*() const { return **it_; }
-        Ref* operator->() const { return it_->get(); }
-        Ref& operator[](difference_type n) const { return *it_[n]; }
+        Ref& operator*() const { return decoded(**it_); }
+        Ref* operator->() const { return &decoded(**it_); }
+        Ref& operator[](difference_type n) const { return decoded(*it_[n]); }
         iter& operator++() { ++it_; return *this; }
         iter operator++(int) { auto t = *this; ++it_; return t; }
         iter& operator--() { --it_; return *this; }
@@ -178,19 +206,40 @@ public:
     [[nodiscard]] bool empty() const { return items_.empty(); }
     void reserve(std::size_t n) { items_.reserve(n); }
     void clear() { items_.clear(); }
-    void push_back(op_def d) { items_.push_back(std::make_shared<op_def>(std::move(d))); }
+    void push_back(op_def d) { items_.push_back(make(std::move(d))); }
     template <class... A>
     op_def& emplace_back(A&&... a) {
-        items_.push_back(std::make_shared<op_def>(std::forward<A>(a)...));
-        return *items_.back();
+        items_.push_back(make(op_def(std::forward<A>(a)...)));
+        return *items_.back()->def;
     }
+    /// Appends the OpDef named `name` serialized as `bytes`, decoded by `decode` on first access;
+    /// `decoded` (may be null) is that decoding when the caller already made it. Never throws
+    /// (except bad_alloc).
+    void push_back_serialized(std::string name, std::string bytes, decoder decode,
+                              std::shared_ptr<op_def> decoded = nullptr) {
+        auto it = std::make_shared<item>();
+        it->name = std::move(name);
+        it->bytes = std::move(bytes);
+        it->decode = decode;
+        it->def = std::move(decoded);
+        items_.push_back(std::move(it));
+    }
+    /// Appends element i of `other`, shared (not decoded, not copied). Never throws (except bad_alloc).
+    void push_back_from(const op_list& other, std::size_t i) { items_.push_back(other.items_[i]); }
     void pop_back() { items_.pop_back(); }
     iterator erase(const_iterator it) { return iterator(items_.erase(it.base())); }
 
-    [[nodiscard]] const op_def& operator[](std::size_t i) const { return *items_[i]; }
+    /// The name of element i, without decoding it. Never throws.
+    [[nodiscard]] const std::string& name(std::size_t i) const { return items_[i]->name; }
+    /// The serialized bytes element i was read from, or empty when it was built or edited in
+    /// memory (writers emit these as they are). Never throws.
+    [[nodiscard]] std::string_view serialized(std::size_t i) const { return items_[i]->bytes; }
+
+    /// Element access decodes a loaded element on first use (format_error for bad bytes).
+    [[nodiscard]] const op_def& operator[](std::size_t i) const { return decoded(*items_[i]); }
     [[nodiscard]] op_def& operator[](std::size_t i) { return own(i); }
-    [[nodiscard]] const op_def& front() const { return *items_.front(); }
-    [[nodiscard]] const op_def& back() const { return *items_.back(); }
+    [[nodiscard]] const op_def& front() const { return (*this)[0]; }
+    [[nodiscard]] const op_def& back() const { return (*this)[items_.size() - 1]; }
     [[nodiscard]] op_def& front() { return own(0); }
     [[nodiscard]] op_def& back() { return own(items_.size() - 1); }
 
@@ -205,30 +254,38 @@ public:
     }
     [[nodiscard]] iterator end() { return iterator(items_.end()); }
 
-    /// Element i for sharing (read-only). Never throws.
-    [[nodiscard]] std::shared_ptr<const op_def> shared(std::size_t i) const { return items_[i]; }
-    /// A copy as a plain vector. Never throws (except bad_alloc).
+    /// Element i for sharing (read-only; decoded first). Throws like operator[].
+    [[nodiscard]] std::shared_ptr<const op_def> shared(std::size_t i) const {
+        decoded(*items_[i]);
+        return items_[i]->def;
+    }
+    /// A copy as a plain vector. Throws like operator[].
     [[nodiscard]] std::vector<op_def> to_vector() const {
         std::vector<op_def> r;
         r.reserve(items_.size());
-        for (auto& p : items_) r.push_back(*p);
+        for (auto& p : items_) r.push_back(decoded(*p));
         return r;
     }
 
     friend bool operator==(const op_list& a, const op_list& b) {
         if (a.items_.size() != b.items_.size()) return false;
         for (std::size_t i = 0; i < a.items_.size(); ++i) {
-            if (a.items_[i] != b.items_[i] && !(*a.items_[i] == *b.items_[i])) return false;
+            const item& x = *a.items_[i];
+            const item& y = *b.items_[i];
+            if (&x == &y || (!x.bytes.empty() && x.bytes == y.bytes)) continue;
+            if (!(decoded(x) == decoded(y))) return false;
         }
         return true;
     }
 
 private:
-    /// Element i, unshared (copied when a registry or another list holds it too).
+    /// Element i, decoded and unshared (copied when a registry or another list holds it too); its
+    /// serialized bytes are dropped, since the caller may edit it.
     op_def& own(std::size_t i) {
         auto& p = items_[i];
-        if (p.use_count() > 1) p = std::make_shared<op_def>(static_cast<const op_def&>(*p));
-        return *p;
+        const op_def& d = decoded(*p);
+        if (p.use_count() > 1 || p->def.use_count() > 1 || !p->bytes.empty()) p = make(d);
+        return *p->def;
     }
     store items_;
 };

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graft/core/compact_string.hpp"
 #include "graft/graph/attr.hpp"
 #include "graft/graph/endpoint.hpp"
 #include "graft/graph/op_registry.hpp"
@@ -22,13 +23,13 @@ class node {
 public:
     std::string name;
     std::string op;
-    std::string device;                       ///< e.g. "/device:GPU:0"; empty = unplaced
+    compact_string device;                    ///< e.g. "/device:GPU:0"; empty = unplaced
     std::vector<endpoint> inputs;             ///< data inputs in order
     std::vector<std::string> control_inputs;  ///< names of nodes that must run first ("^n" without '^')
     attr_map attrs;
     /// Serialized NodeDef fields graft does not model (experimental_debug_info,
     /// experimental_type, fields of newer TF), written back verbatim.
-    std::string extra_fields;
+    compact_string extra_fields;
 
     node() = default;
     node(std::string name_, std::string op_, std::vector<endpoint> inputs_ = {})

@@ -14,6 +14,7 @@
 // type_list_attr; otherwise it is a dtype name (float, int32, string, resource, ...).
 #pragma once
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <optional>
@@ -71,6 +72,29 @@ struct op_def {
     static op_def parse(std::string_view spec);
     friend bool operator==(const op_def&, const op_def&) = default;
 };
+
+/// True when `a` and `b` give graft the same answers: the same input and output args (name, dtype,
+/// type/number/type-list attr, ref-ness), the same attrs by name with equal types and defaults, and
+/// the same stateful / uninitialized-input flags. Docs, allowed values and minimums (which graft
+/// only carries to write them back) are not compared. Never throws.
+inline bool same_signature(const op_def& a, const op_def& b) {
+    auto same_args = [](const std::vector<arg_def>& x, const std::vector<arg_def>& y) {
+        return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const arg_def& p, const arg_def& q) {
+            return p.name == q.name && p.type == q.type && p.type_attr == q.type_attr &&
+                   p.number_attr == q.number_attr && p.type_list_attr == q.type_list_attr && p.is_ref == q.is_ref;
+        });
+    };
+    if (a.name != b.name || a.is_stateful != b.is_stateful ||
+        a.allows_uninitialized_input != b.allows_uninitialized_input || !same_args(a.inputs, b.inputs) ||
+        !same_args(a.outputs, b.outputs) || a.attrs.size() != b.attrs.size()) {
+        return false;
+    }
+    for (auto& x : a.attrs) {
+        const attr_def* y = b.find_attr(x.name);
+        if (!y || y->type != x.type || y->default_value != x.default_value) return false;
+    }
+    return true;
+}
 
 namespace detail {
 

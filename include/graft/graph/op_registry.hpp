@@ -7,7 +7,8 @@
 //   r.num_outputs("Split", a) == 3;
 //
 // Registries chain: a graph's own registry holds the ops its MetaGraph lists (stripped_op_list)
-// and its library functions, and falls back to the global one for everything else.
+// where they differ from the global table (see same_signature) and its library functions, and
+// falls back to the global one for everything else.
 #pragma once
 
 #include <memory>

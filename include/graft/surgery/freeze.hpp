@@ -408,7 +408,7 @@ inline unfrozen unfreeze(const graph& frozen, const unfreeze_options& o = {}) {
         tensor value = va->tensor().tensor();
         const dtype t = value.type();
         const graft::shape s = value.shape();
-        const std::string device = c.device;
+        const compact_string device = c.device;
         const std::vector<std::string> controls = c.control_inputs;
         std::vector<std::pair<std::string, int>> uses;
         std::string snap;
@@ -418,7 +418,7 @@ inline unfrozen unfreeze(const graph& frozen, const unfreeze_options& o = {}) {
             if (snap.empty() && n.op == "Identity" && use.input == 0) snap = n.name;
         }
         g.remove_node(name);
-        graph_builder dev = device.empty() ? root : root.on_device(device);
+        graph_builder dev = device.empty() ? root : root.on_device(device.str());
         train::variable v;
         endpoint init;
         if (!o.resource) {

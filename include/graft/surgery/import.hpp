@@ -423,12 +423,14 @@ inline import_result import_meta_graph(meta_graph& into, const meta_graph& src, 
     }
     for (auto* fd : new_functions) tg.add_function(*fd);
     if (src.info.has_stripped_op_list) {
+        const auto& mine = std::as_const(into.info.stripped_op_list);
+        const auto& theirs = src.info.stripped_op_list;
         std::unordered_set<std::string> have;
-        for (auto& d : std::as_const(into.info.stripped_op_list)) have.insert(d.name);
-        for (std::size_t i = 0; i < src.info.stripped_op_list.size(); ++i) {
-            auto& d = src.info.stripped_op_list[i];
-            if (!tg.registry().find(d.name)) tg.registry().add(src.info.stripped_op_list.shared(i));
-            if (have.insert(d.name).second && into.info.has_stripped_op_list) into.info.stripped_op_list.push_back(d);
+        for (std::size_t i = 0; i < mine.size(); ++i) have.insert(mine.name(i));
+        for (std::size_t i = 0; i < theirs.size(); ++i) {
+            const auto& name = theirs.name(i);
+            if (!tg.registry().find(name)) tg.registry().add(theirs.shared(i));
+            if (have.insert(name).second && into.info.has_stripped_op_list) into.info.stripped_op_list.push_back_from(theirs, i);
         }
     }
 
