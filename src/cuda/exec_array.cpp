@@ -486,29 +486,7 @@ void register_array(exec::kernel_registry& r) {
             const auto size_splits = od::int_list(op, c.input(1), "size_splits");
             const std::int64_t axis = od::int_scalar(op, c.input(2), "split_dim");
             const int ax = od::normalize_axis(op, axis, x.rank(), "split_dim");
-            const std::int64_t n = x.dim(ax);
-            auto sizes = size_splits;
-            std::int64_t known = 0;
-            int infer = -1;
-            for (std::size_t i = 0; i < sizes.size(); ++i) {
-                if (sizes[i] == -1) {
-                    if (infer >= 0)
-                        c.fail(detail::cat(op, ": size_splits ", od::list_str(size_splits),
-                                           " has more than one -1"));
-                    infer = static_cast<int>(i);
-                } else if (sizes[i] < 0) {
-                    c.fail(detail::cat(op, ": size_splits ", od::list_str(size_splits),
-                                       " has a negative size"));
-                } else {
-                    known += sizes[i];
-                }
-            }
-            if (sizes.empty() || (infer < 0 && known != n) || (infer >= 0 && known > n)) {
-                c.fail(detail::cat(op, ": size_splits ", od::list_str(size_splits),
-                                   " must add up to dim ", ax, " (", n, ") of ", x.shape().str()));
-            }
-            if (infer >= 0) sizes[static_cast<std::size_t>(infer)] = n - known;
-            set_outputs(c, split_device(c, x, ax, sizes));
+            set_outputs(c, split_device(c, x, ax, od::resolve_split_sizes(op, size_splits, x, ax)));
         },
         float_kernel({1, 2}));
     r.add(

@@ -44,21 +44,6 @@ void require_tensor(std::string_view op, const tensor& t, std::string_view what)
     }
 }
 
-/// The channel dim for TF's data_format: ops::op_detail::channel_dim (graft/ops/bias_add.hpp) with
-/// its messages, repeated here because that header costs ~8 s of Eigen parsing per compile.
-int channel_dim(std::string_view op, const tensor& x, std::string_view data_format) {
-    if (x.rank() < 2)
-        throw shape_error(
-            detail::cat(op, ": value must have rank >= 2 but has shape ", x.shape().str()));
-    if (data_format.empty() || data_format == "NHWC" || data_format == "NWC" ||
-        data_format == "NDHWC") {
-        return x.rank() - 1;
-    }
-    if (data_format == "NCHW" || data_format == "NCW" || data_format == "NCDHW") return 1;
-    throw invalid_argument_error(
-        detail::cat(op, ": data_format must be NHWC or NCHW, got '", data_format, "'"));
-}
-
 /// Throws invalid_argument_error unless `t` is float32 (placement sends other dtypes to the CPU;
 /// an input that disagrees with the node's T lands here).
 void require_f32(std::string_view op, const tensor& t, std::string_view what) {
@@ -340,7 +325,7 @@ void run_bias_add(kernel_context& c, const std::string& data_format) {
     tensor bias = take_input(c, 1, wb);
     require_tensor(op, value, "value");
     require_tensor(op, bias, "bias");
-    const int ch = channel_dim(op, value, data_format);
+    const int ch = ops::op_detail::channel_dim(op, value, data_format);
     if (bias.rank() != 1 || bias.dim(0) != value.dim(ch)) {
         throw shape_error(detail::cat(
             op, ": bias ", bias.shape().str(), " must be a vector of the ", value.dim(ch),
@@ -364,7 +349,7 @@ void run_bias_add_grad(kernel_context& c) {
     const char* op = "BiasAddGrad";
     tensor dy = c.input(0);
     require_tensor(op, dy, "out_backprop");
-    const int ch = channel_dim(op, dy, c.attr_or<std::string>("data_format", "NHWC"));
+    const int ch = ops::op_detail::channel_dim(op, dy, c.attr_or<std::string>("data_format", "NHWC"));
     require_f32(op, dy, "out_backprop");
     std::int64_t outer = 1, inner = 1;
     for (int i = 0; i < ch; ++i) outer *= dy.dim(i);

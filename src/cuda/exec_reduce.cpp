@@ -102,36 +102,13 @@ void arg_kernel(exec::kernel_context& c, const char* op, bool is_max) {
 void softmax_xent_kernel(exec::kernel_context& c) {
     const char* op = "SoftmaxCrossEntropyWithLogits";
     tensor features = c.input(0), labels = c.input(1);
-    ops::nn_detail::check_float(op, "features", features);
-    ops::nn_detail::check_same_dtype(op, "features", features, "labels", labels);
-    shape bs;
-    try {
-        bs = broadcast_shapes(features.shape(), labels.shape());
-    } catch (const shape_error&) {
-        c.fail(detail::cat(op, ": logits and labels must be broadcastable: logits ",
-                           features.shape().str(), ", labels ", labels.shape().str()));
-    }
-    if (bs.rank() != 2 || features.rank() > 2 || labels.rank() > 2) {
-        c.fail(detail::cat(op, ": logits and labels must be 2-D or broadcast to 2-D, given logits ",
-                           features.shape().str(), " and labels ", labels.shape().str()));
-    }
-    const std::int64_t B = bs.dim(0), C = bs.dim(1);
-    // Broadcast strides of a rank <= 2 operand into [B, C], as the CPU kernel.
-    auto strides = [](const tensor& t, std::int64_t& sb, std::int64_t& sc) {
-        const int r = t.rank();
-        const std::int64_t db = r == 2 ? t.dim(0) : 1, dc = r >= 1 ? t.dim(r - 1) : 1;
-        sc = dc == 1 ? 0 : 1;
-        sb = db == 1 ? 0 : dc;
-    };
-    std::int64_t fb = 0, fc = 0, lb = 0, lc = 0;
-    strides(features, fb, fc);
-    strides(labels, lb, lc);
-    tensor loss = output(c, features.type(), shape{B});
-    tensor backprop = output(c, features.type(), shape{B, C});
+    const auto l = ops::nn_detail::xent_layout_of(op, features, labels);  // the CPU kernel's checks and layout
+    tensor loss = output(c, features.type(), shape{l.B});
+    tensor backprop = output(c, features.type(), shape{l.B, l.C});
     launch::softmax_xent_f32(
         static_cast<const float*>(features.raw_data()),
         static_cast<const float*>(labels.raw_data()), static_cast<float*>(loss.raw_data()),
-        static_cast<float*>(backprop.raw_data()), B, C, fb, fc, lb, lc, stream_of(c).native());
+        static_cast<float*>(backprop.raw_data()), l.B, l.C, l.fb, l.fc, l.lb, l.lc, stream_of(c).native());
     c.set_output(0, loss);
     c.set_output(1, backprop);
 }

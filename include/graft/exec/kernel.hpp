@@ -75,17 +75,20 @@ public:
     /// Set by the executor for a step placed on a device: where the kernel runs, what it declared,
     /// and how to move inputs. Without it (CPU) inputs are handed over as they are, except that
     /// device tensors are copied to the host.
-    void set_placement(const device& d, const kernel_def* def, transfer_fn* transfer) {
+    /// `ctx` (optional) is transfer->context(d), resolved by the caller once for many calls.
+    void set_placement(const device& d, const kernel_def* def, transfer_fn* transfer, device_context* ctx = nullptr) {
         dev_ = d;
         def_ = def;
         transfer_ = transfer;
+        ctx_ = ctx;
     }
     /// The device this kernel runs on.
     [[nodiscard]] const device& dev() const { return dev_; }
     /// The session's context for this kernel's device (its stream). Throws on the CPU.
     [[nodiscard]] device_context& device_ctx() const {
         if (dev_.is_cpu() || !transfer_) fail("this kernel runs on the CPU and has no device context");
-        return transfer_->context(dev_);
+        if (!ctx_) ctx_ = &transfer_->context(dev_);
+        return *ctx_;
     }
 
     [[nodiscard]] const node& n() const { return node_; }
@@ -180,6 +183,7 @@ private:
     device dev_{};
     const kernel_def* def_ = nullptr;
     transfer_fn* transfer_ = nullptr;
+    mutable device_context* ctx_ = nullptr;  // transfer_->context(dev_), cached
 };
 
 template <class T>

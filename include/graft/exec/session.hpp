@@ -175,6 +175,7 @@ struct plan {
         const kernel_fn* kernel = nullptr;
         const kernel_def* def = nullptr;  ///< what the kernel declared (host inputs, dtypes)
         device dev;                       ///< where it runs
+        device_context* ctx = nullptr;    ///< the session's context for dev (null on the CPU)
         std::vector<int> inputs;          ///< slot per data input
         std::vector<int> control;         ///< step index per control input (for deadness)
         int first_output = 0;             ///< slot of output 0

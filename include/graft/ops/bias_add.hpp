@@ -14,25 +14,6 @@
 
 namespace graft::ops {
 
-namespace op_detail {
-
-/// The channel dim of x for TF's data_format attr: last for "NHWC" (or ""), 1 for "NCHW" (the
-/// N-d spellings NWC/NDHWC and NCW/NCDHW too). Throws invalid_argument_error for other names.
-inline int channel_dim(std::string_view op, const tensor& x, std::string_view data_format) {
-    if (x.rank() < 2) {
-        throw shape_error(cat(op, ": value must have rank >= 2 but has shape ", x.shape().str()));
-    }
-    if (data_format.empty() || data_format == "NHWC" || data_format == "NWC" ||
-        data_format == "NDHWC") {
-        return x.rank() - 1;
-    }
-    if (data_format == "NCHW" || data_format == "NCW" || data_format == "NCDHW") return 1;
-    throw invalid_argument_error(
-        cat(op, ": data_format must be NHWC or NCHW, got '", data_format, "'"));
-}
-
-}  // namespace op_detail
-
 /// BiasAdd: value + bias with the 1-D bias broadcast along the channel dim (data_format "NHWC":
 /// last dim; "NCHW": dim 1). float32, float64,
 /// int32, int64. `out` (optional) receives the result and may be `value`. Throws shape_error when

@@ -237,13 +237,11 @@ inline std::vector<tensor> split(const tensor& x, std::int64_t num_split, const 
     return split(x, num_split, op_detail::int_scalar("Split", axis, "split_dim"));
 }
 
-/// SplitV: x cut along `axis` into pieces of size_splits (one entry may be -1: the rest).
-/// Throws invalid_argument_error when the sizes do not add up to the dim, or for a bad axis.
-inline std::vector<tensor> split_v(const tensor& x, const std::vector<std::int64_t>& size_splits,
-                                   std::int64_t axis) {
-    const char* op = "SplitV";
-    op_detail::require_input(op, x, "value");
-    const int ax = op_detail::normalize_axis(op, axis, x.rank(), "split_dim");
+namespace op_detail {
+/// SplitV's piece sizes along dim `ax` of `x`: size_splits with its one -1 (if any) made the rest.
+/// Throws invalid_argument_error for two -1s, a negative size, or sizes that do not add up.
+inline std::vector<std::int64_t> resolve_split_sizes(const char* op, const std::vector<std::int64_t>& size_splits,
+                                                     const tensor& x, int ax) {
     const std::int64_t n = x.dim(ax);
     auto sizes = size_splits;
     std::int64_t known = 0;
@@ -269,7 +267,18 @@ inline std::vector<tensor> split_v(const tensor& x, const std::vector<std::int64
                            " must add up to dim ", ax, " (", n, ") of ", x.shape().str()));
     }
     if (infer >= 0) sizes[static_cast<std::size_t>(infer)] = n - known;
-    return op_detail::split_sizes(op, x, ax, sizes);
+    return sizes;
+}
+}  // namespace op_detail
+
+/// SplitV: x cut along `axis` into pieces of size_splits (one entry may be -1: the rest).
+/// Throws invalid_argument_error when the sizes do not add up to the dim, or for a bad axis.
+inline std::vector<tensor> split_v(const tensor& x, const std::vector<std::int64_t>& size_splits,
+                                   std::int64_t axis) {
+    const char* op = "SplitV";
+    op_detail::require_input(op, x, "value");
+    const int ax = op_detail::normalize_axis(op, axis, x.rank(), "split_dim");
+    return op_detail::split_sizes(op, x, ax, op_detail::resolve_split_sizes(op, size_splits, x, ax));
 }
 /// SplitV with size_splits and axis as int32/int64 tensors. Throws as above.
 inline std::vector<tensor> split_v(const tensor& x, const tensor& size_splits, const tensor& axis) {

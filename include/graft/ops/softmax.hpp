@@ -90,13 +90,17 @@ inline tensor softmax(const tensor& logits) { return nn_detail::softmax_op<false
 /// LogSoftmax over the last axis: x - max - log(sum(exp(x - max))). Throws as softmax.
 inline tensor log_softmax(const tensor& logits) { return nn_detail::softmax_op<true>("LogSoftmax", logits); }
 
-/// SoftmaxCrossEntropyWithLogits: features and labels broadcast (NumPy rules) to [batch, classes];
-/// loss[b] = -sum(labels * log_softmax(features)), backprop = softmax(features) - labels. float32/
-/// float64. Throws shape_error when the shapes do not broadcast to a matrix, invalid_argument_error on dtype.
-inline softmax_xent_result softmax_cross_entropy_with_logits(const tensor& features, const tensor& labels) {
-    const char* op = "SoftmaxCrossEntropyWithLogits";
-    nn_detail::check_float(op, "features", features);
-    nn_detail::check_same_dtype(op, "features", features, "labels", labels);
+namespace nn_detail {
+/// SoftmaxCrossEntropyWithLogits' [B, C] and the broadcast strides (batch, class) of its operands.
+struct xent_layout {
+    std::int64_t B = 0, C = 0;
+    std::int64_t fb = 0, fc = 0, lb = 0, lc = 0;  ///< features / labels strides; 0 = broadcast
+};
+/// Checks the operands (float, same dtype, rank <= 2, broadcastable to a matrix) and lays them out.
+/// Throws shape_error / invalid_argument_error naming the op and the shapes.
+inline xent_layout xent_layout_of(const char* op, const tensor& features, const tensor& labels) {
+    check_float(op, "features", features);
+    check_same_dtype(op, "features", features, "labels", labels);
     shape bs;
     try {
         bs = broadcast_shapes(features.shape(), labels.shape());
@@ -108,17 +112,28 @@ inline softmax_xent_result softmax_cross_entropy_with_logits(const tensor& featu
         throw shape_error(detail::cat(op, ": logits and labels must be 2-D or broadcast to 2-D, given logits ",
                                       features.shape().str(), " and labels ", labels.shape().str()));
     }
-    const std::int64_t B = bs.dim(0), C = bs.dim(1);
-    // Broadcast strides of a rank <= 2 operand into [B, C].
+    xent_layout l;
+    l.B = bs.dim(0);
+    l.C = bs.dim(1);
+    // broadcast strides of a rank <= 2 operand into [B, C]
     auto strides = [&](const tensor& t, std::int64_t& sb, std::int64_t& sc) {
         const int r = t.rank();
         const std::int64_t db = r == 2 ? t.dim(0) : 1, dc = r >= 1 ? t.dim(r - 1) : 1;
         sc = dc == 1 ? 0 : 1;
         sb = db == 1 ? 0 : dc;
     };
-    std::int64_t fb = 0, fc = 0, lb = 0, lc = 0;
-    strides(features, fb, fc);
-    strides(labels, lb, lc);
+    strides(features, l.fb, l.fc);
+    strides(labels, l.lb, l.lc);
+    return l;
+}
+}  // namespace nn_detail
+
+/// SoftmaxCrossEntropyWithLogits: features and labels broadcast (NumPy rules) to [batch, classes];
+/// loss[b] = -sum(labels * log_softmax(features)), backprop = softmax(features) - labels. float32/
+/// float64. Throws shape_error when the shapes do not broadcast to a matrix, invalid_argument_error on dtype.
+inline softmax_xent_result softmax_cross_entropy_with_logits(const tensor& features, const tensor& labels) {
+    const auto l = nn_detail::xent_layout_of("SoftmaxCrossEntropyWithLogits", features, labels);
+    const std::int64_t B = l.B, C = l.C, fb = l.fb, fc = l.fc, lb = l.lb, lc = l.lc;
     softmax_xent_result r{tensor::uninitialized(features.type(), {B}), tensor::uninitialized(features.type(), {B, C})};
     visit_dtype(features.type(), [&](auto tag) {
         using T = decltype(tag);

@@ -372,6 +372,7 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
         s.kernel = &pd.kernel->fn;
         s.def = &pd.kernel->def;
         s.dev = pd.dev;
+        if (!s.dev.is_cpu()) s.ctx = &state_.context(s.dev);  // looked up once, not per kernel call
         s.num_outputs = g.num_outputs(*n);
         s.first_output = slots;
         s.is_merge = n->op == "Merge" || n->op == "RefMerge";
@@ -490,7 +491,7 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
             outs.assign(static_cast<std::size_t>(s.num_outputs), value{});
             kernel_context ctx(*s.n, g.registry(), in_ptrs, outs, state_);
             ctx.set_forwardable(s.last_use);
-            ctx.set_placement(s.dev, s.def, &state_);
+            ctx.set_placement(s.dev, s.def, &state_, s.ctx);
             try {
                 (*s.kernel)(ctx);
             } catch (const graft::error& e) {
