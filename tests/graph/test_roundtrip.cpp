@@ -246,3 +246,19 @@ print(n['c'].attr['value'].tensor.int_val[0], n['x'].attr['shape'].shape.dim[0].
     CHECK(back == g);
     CHECK(back.at("w").attr_at("value").tensor().tensor().data<float>()[5] == 6.0f);
 }
+
+TEST_CASE("roundtrip: unmodelled NodeDef fields and devices survive, several fields kept in order") {
+    graft::graph g;
+    auto& x = g.add_node({"x", "Placeholder"});
+    x.attrs.set("dtype", graft::dtype::float32);
+    x.device = "/job:worker/replica:0/task:1/device:CPU:0";
+    // field 99 varint 7, then field 98 bytes "ab": NodeDef fields graft does not model
+    const std::string unknown = std::string("\x98\x06\x07", 3) + std::string("\x92\x06\x02" "ab", 5);
+    x.extra_fields = unknown;
+    auto back = graft::tf::parse_graph_def(graft::tf::serialize_graph_def(g));
+    const auto& y = back.at("x");
+    CHECK(y.extra_fields == unknown);
+    CHECK(y.extra_fields.size() == 8);
+    CHECK(y.device == "/job:worker/replica:0/task:1/device:CPU:0");
+    CHECK(back.at("x") == x);
+}
