@@ -1,7 +1,8 @@
 // graft/graph/detail/name_index.hpp — internal: an open-addressing hash table from a node's name to
 // its position in the graph's node vector. 8-byte slots (32-bit hash tag + 32-bit position), linear
-// probing, power-of-two capacity, load factor <= 1/2, backward-shift deletion (no tombstones). The
-// key of a slot is read from the node itself, so the table holds no strings.
+// probing from the tag's low bits, power-of-two capacity, load factor <= 1/2, backward-shift
+// deletion (no tombstones). The key of a slot is read from the node itself, so the table holds no
+// strings; growing and deleting work from the tags alone and never touch the nodes.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,8 @@ public:
     void reserve(std::size_t n, const Key& key) {
         std::size_t cap = 16;
         while (cap < 2 * n) cap <<= 1;
-        if (cap > slots_.size()) grow_to(cap, key);
+        (void)key;
+        if (cap > slots_.size()) grow_to(cap);
     }
     /// Position of `name`, or npos. `key(pos)` gives the name of the node at a position.
     template <class Key>
@@ -50,7 +52,7 @@ public:
         auto h = hash(name);
         auto tag = static_cast<std::uint32_t>(h >> 32);
         auto mask = slots_.size() - 1;
-        for (auto i = h & mask;; i = (i + 1) & mask) {
+        for (auto i = tag & mask;; i = (i + 1) & mask) {
             const auto& s = slots_[i];
             if (s.pos == npos) return npos;
             if (s.tag == tag && key(s.pos) == name) return s.pos;
@@ -59,11 +61,11 @@ public:
     /// Inserts name -> pos; false (and no change) when the name is present.
     template <class Key>
     bool insert(std::string_view name, std::uint32_t pos, const Key& key) {
-        if (2 * (size_ + 1) > slots_.size()) grow_to(slots_.empty() ? 16 : slots_.size() * 2, key);
+        if (2 * (size_ + 1) > slots_.size()) grow_to(slots_.empty() ? 16 : slots_.size() * 2);
         auto h = hash(name);
         auto tag = static_cast<std::uint32_t>(h >> 32);
         auto mask = slots_.size() - 1;
-        for (auto i = h & mask;; i = (i + 1) & mask) {
+        for (auto i = tag & mask;; i = (i + 1) & mask) {
             auto& s = slots_[i];
             if (s.pos == npos) {
                 s = {tag, pos};
@@ -80,7 +82,7 @@ public:
         auto h = hash(name);
         auto tag = static_cast<std::uint32_t>(h >> 32);
         auto mask = slots_.size() - 1;
-        auto i = h & mask;
+        auto i = tag & mask;
         for (;; i = (i + 1) & mask) {
             if (slots_[i].pos == npos) return false;
             if (slots_[i].tag == tag && key(slots_[i].pos) == name) break;
@@ -95,7 +97,7 @@ public:
                     --size_;
                     return true;
                 }
-                auto home = hash(key(slots_[j].pos)) & mask;
+                auto home = slots_[j].tag & mask;
                 bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
                 if (!stays) break;
             }
@@ -116,15 +118,14 @@ private:
         std::uint32_t tag = 0;
         std::uint32_t pos = npos;
     };
-    // growing needs each entry's full hash: recompute it from the key
-    template <class Key>
-    void grow_to(std::size_t cap, const Key& key) {
+    // a slot's home is its tag's low bits: growing rehomes entries without reading their keys
+    void grow_to(std::size_t cap) {
         std::vector<slot> old(cap);
         old.swap(slots_);
         auto mask = cap - 1;
         for (auto& s : old) {
             if (s.pos == npos) continue;
-            for (auto i = hash(key(s.pos)) & mask;; i = (i + 1) & mask) {
+            for (auto i = s.tag & mask;; i = (i + 1) & mask) {
                 if (slots_[i].pos == npos) {
                     slots_[i] = s;
                     break;
