@@ -338,6 +338,9 @@ variable_def decode_variable_def(reader r) {
 
 std::string encode_variable_def(const variable_def& v) {
     std::string o;
+    // the four names plus a few bytes of tags and flags: one allocation (clone encodes one per variable)
+    o.reserve(v.variable_name.size() + v.initializer_name.size() + v.snapshot_name.size() +
+              v.initial_value_name.size() + 32);
     put_string(o, 1, v.variable_name);
     put_string(o, 2, v.initializer_name);
     put_string(o, 3, v.snapshot_name);

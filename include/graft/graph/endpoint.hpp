@@ -41,6 +41,13 @@ struct endpoint {
     /// Splits "n:k" at the last ':' when k is a decimal number; otherwise the whole text is the node.
     /// Returns false for an index that overflows int. Never throws (except bad_alloc).
     static bool try_split(std::string_view text, endpoint& out) {
+        std::string_view node;
+        bool ok = split_view(text, node, out.index);
+        out.node = std::string(node);
+        return ok;
+    }
+    /// try_split without copying: `node` views `text`. Never throws.
+    static bool split_view(std::string_view text, std::string_view& node, int& index) noexcept {
         auto colon = text.rfind(':');
         if (colon != std::string_view::npos && colon + 1 < text.size()) {
             auto digits = text.substr(colon + 1);
@@ -50,13 +57,13 @@ struct endpoint {
                 int v = 0;
                 auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
                 if (ec != std::errc() || p != digits.data() + digits.size()) return false;
-                out.node = std::string(text.substr(0, colon));
-                out.index = v;
-                return !out.node.empty();
+                node = text.substr(0, colon);
+                index = v;
+                return !node.empty();
             }
         }
-        out.node = std::string(text);
-        out.index = 0;
+        node = text;
+        index = 0;
         return true;
     }
 

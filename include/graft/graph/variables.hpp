@@ -15,6 +15,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -80,6 +81,21 @@ inline std::vector<std::string> object_paths(const saved_object_graph& og) {
 
 namespace detail {
 
+/// The node part of tensor name `t` as endpoint::try_split finds it, without copying it ("" where
+/// try_split fails). Never throws.
+inline std::string_view split_node(std::string_view t) noexcept {
+    std::string_view node;
+    int index = 0;
+    return endpoint::split_view(t, node, index) ? node : std::string_view();
+}
+
+/// endpoint::parse(t).node without copying it. Throws invalid_argument_error like endpoint::parse.
+inline std::string_view parse_node(std::string_view t) {
+    std::string_view n = split_node(t);
+    if (n.empty() || t.front() == '^') (void)endpoint::parse(t);  // throws for each of these
+    return n;
+}
+
 /// checkpoint key per variable node from the Saver's restore ops: RestoreV2 output k (possibly
 /// through Identity) assigned to a variable gets tensor_names[k]. With `scope` ("save/"), only the
 /// restore ops under it count (a graph with several savers: the MetaGraph's own SaverDef wins).
@@ -99,7 +115,8 @@ inline std::unordered_map<std::string, std::string> saver_keys(const graph& g, s
         }
     };
     for (const auto& n : g) {
-        bool v2 = n.op == "RestoreV2", v1 = n.op == "Restore" || n.op == "RestoreSlice";
+        std::string_view op = n.op;  // compared as views: lengths first (this runs over every node)
+        bool v2 = op == "RestoreV2", v1 = op == "Restore" || op == "RestoreSlice";
         if (!v2 && !v1) continue;
         if (!scope.empty() && n.name.compare(0, scope.size(), scope) != 0) continue;
         auto names = names_of(n);
@@ -147,17 +164,26 @@ inline void infer_from_graph(const graph& g, variable_info& v) {
 }  // namespace detail
 
 namespace detail {
-inline std::vector<variable_info> find_variables(const graph& g, const meta_graph* mgp) {
+/// With `nodes`, also each variable's node in `g` (nullptr when absent), for callers that would
+/// otherwise look every one up again by name.
+inline std::vector<variable_info> find_variables(const graph& g, const meta_graph* mgp,
+                                                 std::vector<const node*>* nodes = nullptr) {
     static const meta_graph empty;
     const meta_graph& mg = mgp ? *mgp : empty;
     std::vector<variable_info> out;
-    std::unordered_map<std::string, std::size_t> by_node;
-    std::unordered_set<std::string> trainable_names;
-    bool have_trainable_coll = false;
-    if (auto* c = mg.collection("trainable_variables")) {
-        have_trainable_coll = true;
-        for (auto& vd : c->variables) trainable_names.insert(vd.variable_name);
-    }
+    // keys view names held by `g` and by the collections (one allocation less per variable each)
+    std::unordered_map<std::string_view, std::size_t> by_node;
+    const collection_def* trainable_coll = mg.collection("trainable_variables");
+    bool have_trainable_coll = trainable_coll != nullptr;
+    // built on first use: VariableDefs written since TF 1.5 carry their own trainable bit
+    std::optional<std::unordered_set<std::string_view>> trainable_names;
+    auto listed_trainable = [&](std::string_view tensor) {
+        if (!trainable_names) {
+            trainable_names.emplace();
+            for (auto& vd : trainable_coll->variables) trainable_names->insert(vd.variable_name);
+        }
+        return trainable_names->count(tensor) != 0;
+    };
     auto from_node = [&](const node& n) {
         variable_info v;
         v.node = v.name = n.name;
@@ -172,30 +198,31 @@ inline std::vector<variable_info> find_variables(const graph& g, const meta_grap
         auto* c = mg.collection(coll);
         if (!c) continue;
         for (auto& vd : c->variables) {
-            auto e = endpoint::parse(vd.variable_name);
-            if (by_node.count(e.node)) continue;
-            const node* n = g.find(e.node);
+            std::string_view node_name = parse_node(vd.variable_name);
+            if (by_node.count(node_name)) continue;
+            const node* n = g.find(node_name);
             variable_info v = n ? from_node(*n) : variable_info{};
-            v.node = v.name = e.node;
+            v.node = v.name = node_name;
             if (vd.is_resource) v.kind = variable_kind::resource;
             v.initializer_name = vd.initializer_name;
             v.initial_value_name = vd.initial_value_name;
             v.snapshot_name = vd.snapshot_name;
-            v.trainable = vd.has_trainable ? vd.trainable
-                                           : (have_trainable_coll ? trainable_names.count(vd.variable_name) != 0 : true);
+            v.trainable = vd.has_trainable ? vd.trainable : (have_trainable_coll ? listed_trainable(vd.variable_name) : true);
             v.save_slice = vd.save_slice_info_def;
-            by_node[v.node] = out.size();
+            by_node[node_name] = out.size();
             out.push_back(std::move(v));
+            if (nodes) nodes->push_back(n);
         }
     }
     // 2. variable ops the collections do not list
     for (const auto& n : g) {
         if (!is_variable_op(n.op) || by_node.count(n.name)) continue;
         variable_info v = from_node(n);
-        if (have_trainable_coll) v.trainable = trainable_names.count(n.name + ":0") != 0;
+        if (have_trainable_coll) v.trainable = listed_trainable(n.name + ":0");
         infer_from_graph(g, v);
-        by_node[v.node] = out.size();
+        by_node[n.name] = out.size();
         out.push_back(std::move(v));
+        if (nodes) nodes->push_back(&n);
     }
     // 3. checkpoint keys: TF1 saver wiring, else the op name (or the full name of a partition)
     // (with a saver in the graph, a variable it does not restore has no key: it is not saved)

@@ -44,6 +44,69 @@ inline std::int64_t int_attr(const node& n, std::string_view a) {
     return 0;
 }
 
+/// What the clone knows about one source node.
+struct node_facts {
+    static constexpr std::uint32_t none = 0xffffffffu;
+    const node* n = nullptr;       ///< the node (nullptr: a free slot)
+    const node* parent = nullptr;  ///< walked: the consumer the walk came from (nullptr for a start node);
+                                   ///< a variable: the first consumer the walk came from (its read, mostly)
+    std::uint32_t codes = 0;       ///< walked: offset of its input edges' codes in cloner::codes_
+    std::uint32_t vinfo = none;    ///< a variable: its index in cloner::vinfo_
+    bool walked = false;           ///< reached by the walk (copied)
+    bool part = false;             ///< not necessarily walked but part of the copy: a variable, its Assign or snapshot
+    bool same = false;             ///< part: the copy uses the original itself (share), else "<scope>/<name>"
+    bool reseed = false;           ///< a random initializer op whose copy gets a new seed2
+    bool reached = false;          ///< a variable in cloner::reached_vars_
+};
+
+/// Source node -> node_facts, open addressing on the node's address. A clone looks up every node
+/// it copies several times; a node-based hash map costs an allocation (and a free) per node, a
+/// large part of clone's time on graphs of 100k nodes.
+class facts_table {
+public:
+    /// The facts of `n`, or nullptr when none were recorded. Never throws.
+    [[nodiscard]] const node_facts* find(const node* n) const {
+        if (slots_.empty()) return nullptr;
+        for (std::size_t i = slot(n);; i = (i + 1) & mask()) {
+            if (slots_[i].n == n) return &slots_[i];
+            if (!slots_[i].n) return nullptr;
+        }
+    }
+    /// The facts of `n`, recorded empty when new; valid until the next call. Never throws (except bad_alloc).
+    node_facts& operator[](const node* n) {
+        if (2 * (used_ + 1) > slots_.size()) grow();
+        std::size_t i = slot(n);
+        while (slots_[i].n && slots_[i].n != n) i = (i + 1) & mask();
+        if (!slots_[i].n) {
+            slots_[i].n = n;
+            ++used_;
+        }
+        return slots_[i];
+    }
+
+private:
+    [[nodiscard]] std::size_t mask() const { return slots_.size() - 1; }
+    /// Fibonacci hashing: node addresses come at regular strides (nodes live in chunks).
+    [[nodiscard]] std::size_t slot(const node* n) const {
+        return static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(n) * 0x9E3779B97F4A7C15ull) >> shift_);
+    }
+    void grow() {
+        std::vector<node_facts> old = std::move(slots_);
+        slots_.assign(old.empty() ? 1024 : 2 * old.size(), node_facts{});
+        shift_ = 64 - std::countr_zero(slots_.size());
+        for (const node_facts& f : old) {
+            if (!f.n) continue;
+            std::size_t i = slot(f.n);
+            while (slots_[i].n) i = (i + 1) & mask();
+            slots_[i] = f;
+        }
+    }
+
+    std::vector<node_facts> slots_;
+    std::size_t used_ = 0;
+    int shift_ = 64;
+};
+
 class cloner {
 public:
     cloner(meta_graph& dst, const meta_graph& src, const clone_options& o)
@@ -52,8 +115,6 @@ public:
     clone_result run() {
         r_.scope = o_.scope;
         check_scope();
-        map_.reserve(src_.graph.size());
-        parent_.reserve(src_.graph.size());
         parse_boundary();
         std::vector<const node*> out_nodes;
         for (auto& s : o_.outputs) out_nodes.push_back(&output_node(s));
@@ -150,9 +211,9 @@ private:
         std::string p = n.name;
         const node* cur = &n;
         for (int depth = 0; depth < 12; ++depth) {
-            auto it = parent_.find(cur);
-            if (it == parent_.end() || !it->second.parent) break;
-            cur = it->second.parent;
+            const node_facts* f = facts_.find(cur);
+            if (!f || !f->walked || !f->parent) break;
+            cur = f->parent;
             p = cur->name + " <- " + p;
         }
         return p;
@@ -161,7 +222,7 @@ private:
     /// Depth-first from `start` over data inputs, stopping at boundary tensors and variables;
     /// appends nodes to order_ after their inputs.
     void walk(const node& start, bool initializer) {
-        if (parent_.count(&start)) return;
+        if (walked(&start)) return;
         if (is_variable_op(start.op)) {
             reach_var(start);
             return;
@@ -192,11 +253,10 @@ private:
                 throw graph_error(detail::cat("clone: node '", f.n->name, "' reads '", e.str(), "', which is not in the graph"),
                                   location::at_node(f.n->name, f.n->op));
             }
-            if (parent_.count(m)) continue;  // edge_copied
+            if (walked(m)) continue;  // edge_copied
             if (is_variable_op(m->op)) {
                 if (o_.init == init_policy::share) code = edge_same;
-                var_parent_.emplace(m, f.n);
-                reach_var(*m);
+                reach_var(*m, f.n);
                 continue;
             }
             if (o_.init == init_policy::share) {
@@ -207,14 +267,16 @@ private:
                             detail::cat("clone_into: share needs the original '", m->name, "' in the destination graph"),
                             location::at_node(m->name, m->op), "import the original first, or use copy/init");
                     }
-                    map_[m->name] = true;
+                    set_part(*m, true);
                     code = edge_same;
                     if (const node* v = src_.graph.find(it->second)) reach_var(*v);
                     continue;
                 }
             }
             if (m->op == "Placeholder" || m->op == "PlaceholderV2") {
-                parent_.emplace(m, visit_info{f.n, 0});
+                node_facts& pf = facts_[m];
+                pf.walked = true;  // for path_to
+                pf.parent = f.n;
                 throw invalid_argument_error(
                     detail::cat("clone: the boundary does not separate the graph: walking back from the outputs reaches "
                                 "placeholder '", m->name, "' (path ", path_to(*m), ")"),
@@ -240,19 +302,44 @@ private:
     std::uint32_t visit(const node& n, const node* parent, bool initializer) {
         auto at = static_cast<std::uint32_t>(codes_.size());
         codes_.resize(codes_.size() + n.inputs.size(), edge_copied);
-        parent_.emplace(&n, visit_info{parent, at});
+        node_facts& f = facts_[&n];
+        f.walked = true;
+        f.parent = parent;
+        f.codes = at;
         if (is_stateful(n.op)) {
             throw invalid_argument_error(
                 detail::cat("clone: the subgraph holds stateful op '", n.name, "' (", n.op, "), path ", path_to(n)),
                 location::at_node(n.name, n.op),
                 "only variables, their reads and random ops can be copied (not updates); move the boundary past this op");
         }
-        if (initializer && is_random_op(n.op)) reseed_.insert(&n);
+        if (initializer && is_random_op(n.op)) f.reseed = true;
         return at;
     }
 
-    void reach_var(const node& v) {
-        if (var_seen_.insert(&v).second) reached_vars_.push_back(&v);
+    [[nodiscard]] bool walked(const node* n) const {
+        const node_facts* f = facts_.find(n);
+        return f && f->walked;
+    }
+
+    void reach_var(const node& v, const node* from = nullptr) {
+        node_facts& f = facts_[&v];
+        if (!f.parent) f.parent = from;
+        if (f.reached) return;
+        f.reached = true;
+        reached_vars_.push_back(&v);
+    }
+
+    [[nodiscard]] bool is_part(const node* n) const {
+        const node_facts* f = facts_.find(n);
+        return f && f->part;
+    }
+
+    /// Records source node `n` as part of the copy: `same` (share) uses `n` itself, else "<scope>/<n>".
+    void set_part(const node& n, bool same) {
+        node_facts& f = facts_[&n];
+        if (!f.part) parts_.push_back(&n);
+        f.part = true;
+        f.same = same;
     }
 
     void use_boundary(const endpoint& e) {
@@ -265,70 +352,92 @@ private:
     void vinfo_index() {
         if (indexed_) return;
         indexed_ = true;
-        for (auto& v : find_variables(src_)) {
-            vindex_[v.node] = vinfo_.size();
-            vinfo_.push_back(std::move(v));
+        std::vector<const node*> nodes;
+        vinfo_ = graft::detail::find_variables(src_.graph, &src_, &nodes);
+        for (std::size_t i = 0; i < vinfo_.size(); ++i) {
+            if (nodes[i]) facts_[nodes[i]].vinfo = static_cast<std::uint32_t>(i);
         }
+        // each variable's VariableDefs, grouped by variable in collection order (pointers: the
+        // source is not changed before emit() has made its copies)
+        std::vector<std::pair<std::uint32_t, var_def_ref>> found;
         for (auto& [name, c] : src_.collections) {
             if (c.which != collection_def::kind::bytes_list || c.variables.size() != c.values.size()) continue;
+            std::size_t guess = 0;  // the variable after the last one: collections mostly list them in vinfo_'s order
             for (auto& vd : c.variables) {
-                endpoint e;
-                endpoint::try_split(vd.variable_name, e);
-                var_colls_[e.node].push_back({name, vd});
+                std::string_view node_name = graft::detail::split_node(vd.variable_name);
+                if (guess >= vinfo_.size() || vinfo_[guess].node != node_name || !nodes[guess]) {
+                    // a node that is no variable of vinfo_ is never reached as one
+                    const node* n = src_.graph.find(node_name);
+                    const node_facts* f = n ? facts_.find(n) : nullptr;
+                    if (!f || f->vinfo == node_facts::none) continue;
+                    guess = f->vinfo;
+                }
+                found.push_back({static_cast<std::uint32_t>(guess), {&name, &vd}});
+                ++guess;
             }
         }
+        vdefs_start_.assign(vinfo_.size() + 1, 0);
+        for (auto& fd : found) ++vdefs_start_[fd.first + 1];
+        for (std::size_t i = 0; i < vinfo_.size(); ++i) vdefs_start_[i + 1] += vdefs_start_[i];
+        std::vector<std::uint32_t> next(vdefs_start_.begin(), vdefs_start_.end() - 1);
+        vdefs_.resize(found.size());
+        for (auto& [i, ref] : found) vdefs_[next[i]++] = ref;
     }
 
-    const variable_info& info(const node& v) {
+    std::uint32_t info(const node& v) {
         vinfo_index();
-        auto it = vindex_.find(v.name);
-        if (it == vindex_.end()) {
+        const node_facts* f = facts_.find(&v);
+        if (!f || f->vinfo == node_facts::none) {
             throw graph_error("clone: no variable facts for '" + v.name + "'", location::at_node(v.name, v.op));
         }
-        return vinfo_[it->second];
+        return f->vinfo;
     }
 
     struct var_plan {
         const node* v = nullptr;
         const node* assign = nullptr;
         const node* snapshot = nullptr;
-        endpoint initial;  ///< in the destination (copy: the new Const)
+        const node* initial = nullptr;  ///< init: the initializer's value input
+        std::uint32_t vinfo = 0;
         const variable_info* vi = nullptr;
     };
 
     void prepare_variable(const node& v) {
-        const variable_info& vi = info(v);
+        std::uint32_t vinfo = info(v);
+        const variable_info& vi = vinfo_[vinfo];
         if (o_.init == init_policy::share) {
             if (!same_ && !dst_.graph.contains(v.name)) {
                 throw invalid_argument_error(
                     detail::cat("clone_into: share needs the original variable '", v.name, "' in the destination graph"),
                     location::at_node(v.name, v.op), "import the original first, or use copy/init");
             }
-            map_[v.name] = true;
+            set_part(v, true);
             r_.variable_map[v.name] = v.name;
             return;
         }
         var_plan p;
         p.v = &v;
+        p.vinfo = vinfo;
         p.vi = &vi;
-        p.assign = vi.initializer_name.empty() ? nullptr : src_.graph.find(endpoint::parse(vi.initializer_name).node);
+        p.assign = vi.initializer_name.empty() ? nullptr : src_.graph.find(graft::detail::parse_node(vi.initializer_name));
         if (!p.assign || p.assign->inputs.size() < 2) {
             throw graph_error(detail::cat("clone: variable '", v.name, "' has no initializer (Assign) to copy"),
                               location::at_node(v.name, v.op), "give it an initializer, or clone with share");
         }
-        if (!vi.snapshot_name.empty()) p.snapshot = src_.graph.find(endpoint::parse(vi.snapshot_name).node);
+        if (!vi.snapshot_name.empty()) p.snapshot = src_node(graft::detail::parse_node(vi.snapshot_name), {facts_.find(&v)->parent});
         std::string nv = prefix_ + v.name;
-        map_[v.name] = false;
+        set_part(v, false);
         r_.variable_map[v.name] = nv;
-        r_.variables.push_back(nv);
+        r_.variables.push_back(std::move(nv));
         for (const node* n : {p.assign, p.snapshot}) {
-            if (n && !map_.count(n->name)) map_[n->name] = false;
+            if (n && !is_part(n)) set_part(*n, false);
         }
         if (o_.init == init_policy::init) {
             const endpoint& iv = p.assign->inputs[1];
             const node* in = src_.graph.find(iv.node);
             if (!in) throw graph_error("clone: initializer input '" + iv.str() + "' is missing", location::at_node(p.assign->name));
             walk(*in, true);
+            p.initial = in;
         }
         plans_.push_back(p);
     }
@@ -419,46 +528,105 @@ private:
     /// false: source node `n` is copied as "<scope>/<n>"; true: the copy uses `n` itself (share);
     /// nullopt: not part of the copy.
     [[nodiscard]] std::optional<bool> lookup(std::string_view n) const {
-        if (auto it = map_.find(n); it != map_.end()) return it->second;
-        if (const node* m = src_.graph.find(n); m && parent_.count(m)) return false;
+        const node* m = src_.graph.find(n);
+        return m ? lookup(*m) : std::nullopt;
+    }
+    /// As above for a node of the source graph.
+    [[nodiscard]] std::optional<bool> lookup(const node& m) const {
+        const node_facts* f = facts_.find(&m);
+        if (!f) return std::nullopt;
+        if (f->part) return f->same;
+        if (f->walked) return false;
         return std::nullopt;
+    }
+    /// The source node `n`: one of `near` when it is among them, else found in the graph (nullptr
+    /// when absent). The nodes at hand are compared first since on a large graph a lookup by name
+    /// costs several cache misses, and a variable's names mostly name its own nodes.
+    [[nodiscard]] const node* src_node(std::string_view n, std::initializer_list<const node*> near) const {
+        for (const node* m : near) {
+            if (m && m->name == n) return m;
+        }
+        return src_.graph.find(n);
+    }
+    /// "<scope>/<n>" in one allocation.
+    [[nodiscard]] std::string scoped(std::string_view n) const {
+        std::string r;
+        r.reserve(prefix_.size() + n.size());
+        r += prefix_;
+        r += n;
+        return r;
     }
     /// The copy's name of source node `n` (itself when shared or not copied).
     std::string mapped(std::string_view n) const {
         auto l = lookup(n);
-        return !l || *l ? std::string(n) : prefix_ + std::string(n);
+        return !l || *l ? std::string(n) : scoped(n);
     }
     /// The copy's name of a node that must be copied or shared.
-    std::string mapped_at(std::string_view n) const {
-        auto l = lookup(n);
+    std::string mapped_at(std::string_view n, std::initializer_list<const node*> near = {}) const {
+        const node* m = src_node(n, near);
+        auto l = m ? lookup(*m) : std::nullopt;
         if (!l) throw graph_error(detail::cat("clone: '", n, "' was not copied"), location::at_node(std::string(n)));
-        return *l ? std::string(n) : prefix_ + std::string(n);
+        return *l ? std::string(n) : scoped(n);
+    }
+    /// rename_tensor(t, mapped) in one allocation (a clone renames four tensors of each VariableDef),
+    /// `near` as in src_node.
+    std::string mapped_tensor(std::string_view t, std::initializer_list<const node*> near) const {
+        if (t.empty()) return {};
+        std::string_view lead = t.front() == '^' ? t.substr(0, 1) : std::string_view(), name = t.substr(lead.size()), tail;
+        if (lead.empty()) {
+            auto colon = t.rfind(':');
+            if (colon != std::string_view::npos && colon + 1 < t.size() &&
+                std::all_of(t.begin() + static_cast<std::ptrdiff_t>(colon) + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+                name = t.substr(0, colon);
+                tail = t.substr(colon);
+            }
+        }
+        const node* m = src_node(name, near);
+        auto l = m ? lookup(*m) : std::nullopt;
+        bool in_scope = l && !*l;
+        std::string r;
+        r.reserve(t.size() + (in_scope ? prefix_.size() : 0));
+        r += lead;
+        if (in_scope) r += prefix_;
+        r += name;
+        r += tail;
+        return r;
     }
 
-    node copy_node(const node& n) {
-        node c = n;
-        c.name = prefix_ + n.name;
-        auto vi = parent_.find(&n);
-        for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-            endpoint& e = c.inputs[i];
-            std::uint8_t code = vi != parent_.end() ? codes_[vi->second.codes + i] : edge_unknown;
+    node copy_node(const node& n) const {
+        node c;
+        copy_into(c, n);
+        return c;
+    }
+    /// Makes the empty node `c` the copy of `n`, member by member rather than copied and then
+    /// renamed: the copy of each name and input that would be replaced is an allocation, on every
+    /// copied node. Throws graph_error only for a node that was not walked.
+    void copy_into(node& c, const node& n) const {
+        // every member named, so that one added to graft::node fails to compile here instead of being dropped
+        const auto& [name, op, device, inputs, control_inputs, attrs, extra_fields] = n;
+        c.name = scoped(name);
+        c.op = op;
+        if (!o_.clear_devices) c.device = device;
+        const node_facts* f = facts_.find(&n);
+        c.inputs.reserve(inputs.size());
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const endpoint& e = inputs[i];
+            std::uint8_t code = f && f->walked ? codes_[f->codes + i] : edge_unknown;
             if (code == edge_unknown) {
                 if (repl_.count(e)) code = edge_boundary;
                 else if (auto l = lookup(e.node)) code = *l ? edge_same : edge_copied;
-                else throw graph_error(detail::cat("clone: '", n.name, "' reads '", e.str(), "', which was not copied"),
-                                       location::at_node(n.name, n.op));
+                else throw graph_error(detail::cat("clone: '", name, "' reads '", e.str(), "', which was not copied"),
+                                       location::at_node(name, op));
             }
-            if (code == edge_copied) e.node = prefix_ + e.node;
-            else if (code == edge_boundary) e = repl_.at(e);
+            if (code == edge_copied) c.inputs.push_back(endpoint{scoped(e.node), e.index});
+            else if (code == edge_boundary) c.inputs.push_back(repl_.at(e));
+            else c.inputs.push_back(e);
         }
-        if (!n.control_inputs.empty()) {
-            std::vector<std::string> ctl;
-            for (auto& ci : n.control_inputs) {
-                if (lookup(ci)) ctl.push_back(mapped(ci));
-                else if (same_) ctl.push_back(ci);
-            }
-            c.control_inputs = std::move(ctl);
+        for (auto& ci : control_inputs) {
+            if (lookup(ci)) c.control_inputs.push_back(mapped(ci));
+            else if (same_) c.control_inputs.push_back(ci);
         }
+        c.attrs = attrs;  // shared until changed
         if (auto* cls = c.attrs.find("_class"); cls && cls->is_list()) {
             if (auto* l = std::get_if<std::vector<std::string>>(&cls->list())) {
                 std::vector<std::string> items;
@@ -472,11 +640,12 @@ private:
                 else *cls = attr_value::list_of(std::move(items));
             }
         }
-        if (auto* sn = c.attrs.find("shared_name"); sn && sn->which() == attr_value::kind::s && !sn->s().empty()) {
-            *sn = attr_value(prefix_ + sn->s());
+        // looked up in the original: a found attr of the copy would be unshared even when unchanged
+        if (auto* sn = attrs.find("shared_name"); sn && sn->which() == attr_value::kind::s && !sn->s().empty()) {
+            c.attrs.set("shared_name", attr_value(prefix_ + sn->s()));
         }
-        if (o_.clear_devices) c.device.clear();
-        if (o_.reseed && reseed_.count(&n)) {
+        c.extra_fields = extra_fields;
+        if (o_.reseed && f && f->reseed) {
             std::int64_t seed = int_attr(n, "seed"), seed2 = int_attr(n, "seed2");
             if (seed != 0 || seed2 != 0) {
                 std::int64_t s2 = name_seed(c.name);
@@ -484,20 +653,43 @@ private:
                 c.attrs.set("seed2", s2);
             }
         }
-        return c;
+    }
+
+    /// A VariableDef of the original renamed like rename(vd, mapped), with the copy's initial value
+    /// `iv`, each name built in one allocation; `near` as in src_node.
+    variable_def renamed(const variable_def& vd, const std::string& iv, std::initializer_list<const node*> near) const {
+        // every member named, so that one added to variable_def fails to compile here instead of being dropped
+        const auto& [variable_name, initial_value_name, initializer_name, snapshot_name, save_slice_info_def, is_resource,
+                     trainable, has_trainable, synchronization, aggregation] = vd;
+        variable_def d;
+        d.variable_name = mapped_tensor(variable_name, near);
+        d.initial_value_name = iv;  // replaces initial_value_name
+        d.initializer_name = mapped_tensor(initializer_name, near);
+        d.snapshot_name = mapped_tensor(snapshot_name, near);
+        d.save_slice_info_def = save_slice_info_def;
+        if (d.save_slice_info_def) d.save_slice_info_def->full_name = mapped_tensor(save_slice_info_def->full_name, near);
+        d.is_resource = is_resource;
+        d.trainable = trainable;
+        d.has_trainable = has_trainable;
+        d.synchronization = synchronization;
+        d.aggregation = aggregation;
+        return d;
     }
 
     void emit() {
         make_replacements();
-        added_.reserve(order_.size() + 4 * plans_.size() + boundary_used_.size() + 1);
-        for (const node* n : order_) added_.push_back(copy_node(*n));
+        // the new placeholders come first in the graph, then the copies of walked nodes (made at
+        // the commit below), then the variables' nodes
+        const std::size_t placeholders = added_.size();
+        added_.reserve(placeholders + 4 * plans_.size() + 1);
         std::vector<std::string> assigns;
-        std::vector<std::pair<std::string, variable_def>> defs;
+        assigns.reserve(plans_.size());
+        std::vector<std::pair<std::string_view, variable_def>> defs;  // collection name -> VariableDef
+        defs.reserve(vdefs_.size() + plans_.size());
         for (auto& p : plans_) {
             const node& v = *p.v;
             added_.push_back(copy_node(v));
-            node a = copy_node_partial(*p.assign);
-            std::string initial_name;
+            node a = copy_node_partial(*p.assign, v);
             if (o_.init == init_policy::copy) {
                 if (!o_.values) {
                     throw invalid_argument_error(
@@ -523,90 +715,105 @@ private:
                                                              ", the variable is ", p.vi->shape.str()),
                                                  location::at_node(v.name, v.op));
                 }
-                initial_name = fresh(prefix_ + v.name + "/initial_value");
+                std::string initial_name = fresh(prefix_ + v.name + "/initial_value");
                 node c(initial_name, "Const");
                 c.attrs.set("dtype", val.type());
                 c.attrs.set("value", val);
                 if (!o_.clear_devices) c.device = v.device;
                 added_.push_back(std::move(c));
                 a.inputs[1] = endpoint{initial_name, 0};
-                r_.values[mapped_at(v.name)] = val;
+                r_.values[mapped_at(v.name, {&v})] = val;
             } else {
-                a.inputs[1] = endpoint{mapped_at(p.assign->inputs[1].node), p.assign->inputs[1].index};
-                initial_name = a.inputs[1].node;
+                a.inputs[1] = endpoint{mapped_at(p.assign->inputs[1].node, {p.initial}), p.assign->inputs[1].index};
             }
+            std::string iv = a.inputs[1].str();
             std::string an = a.name;
-            if (!parent_.count(p.assign)) added_.push_back(std::move(a));
-            assigns.push_back(an);
-            if (p.snapshot && !parent_.count(p.snapshot)) added_.push_back(copy_node(*p.snapshot));
+            if (!walked(p.assign)) added_.push_back(std::move(a));
+            if (p.snapshot && !walked(p.snapshot)) added_.push_back(copy_node(*p.snapshot));
             // VariableDefs: the collections the original is in
-            rename_fn f = [this](std::string_view s) { return mapped(s); };
-            endpoint iv{initial_name, o_.init == init_policy::copy ? 0 : p.assign->inputs[1].index};
-            auto cit = var_colls_.find(v.name);
-            if (cit != var_colls_.end()) {
-                for (auto& [coll, vd] : cit->second) {
-                    variable_def d = rename(vd, f);
-                    d.initial_value_name = iv.str();
-                    defs.emplace_back(coll, std::move(d));
+            if (vdefs_start_[p.vinfo] != vdefs_start_[p.vinfo + 1]) {
+                for (std::uint32_t k = vdefs_start_[p.vinfo]; k < vdefs_start_[p.vinfo + 1]; ++k) {
+                    defs.emplace_back(*vdefs_[k].collection, renamed(*vdefs_[k].def, iv, {&v, p.assign, p.snapshot}));
                 }
             } else {
                 variable_def d;
-                d.variable_name = mapped_at(v.name) + ":0";
+                d.variable_name = mapped_at(v.name, {&v}) + ":0";
                 d.initializer_name = an;
-                d.snapshot_name = p.snapshot ? mapped_at(p.snapshot->name) + ":0" : d.variable_name;
-                d.initial_value_name = iv.str();
+                d.snapshot_name = p.snapshot ? mapped_at(p.snapshot->name, {p.snapshot}) + ":0" : d.variable_name;
+                d.initial_value_name = iv;
                 d.is_resource = v.op == "VarHandleOp";
                 d.trainable = p.vi->trainable;
                 d.has_trainable = true;
                 defs.emplace_back("variables", d);
                 if (d.trainable) defs.emplace_back("trainable_variables", d);
             }
+            assigns.push_back(std::move(an));
         }
         if (!assigns.empty()) {
             node init(fresh(prefix_ + "init"), "NoOp");
-            init.control_inputs = assigns;  // distinct names already; add_control_input's check is quadratic
+            init.control_inputs = std::move(assigns);  // distinct names already; add_control_input's check is quadratic
             r_.init_op = init.name;
             added_.push_back(std::move(init));
         }
         // op definitions the destination lacks (clone_into from a graph with its own ops)
         if (!same_) {
             std::unordered_set<std::string> ops;
-            for (auto& n : added_) ops.insert(n.op);
+            for (std::size_t i = 0; i < placeholders; ++i) ops.insert(added_[i].op);
+            for (const node* n : order_) ops.insert(n->op);
+            for (std::size_t i = placeholders; i < added_.size(); ++i) ops.insert(added_[i].op);
             for (auto& op : ops) {
                 if (dst_.graph.registry().contains(op)) continue;
                 if (const function_def* fn = src_.graph.library.find(op)) dst_.graph.add_function(*fn);
                 else if (const op_def* d = src_.graph.registry().find(op)) dst_.graph.registry().add(op_def(*d));
             }
         }
-        // commit: nothing is added before every check above has passed
-        r_.names.reserve(order_.size() + map_.size());
-        for (const node* n : order_) r_.names.emplace(n->name, prefix_ + n->name);
-        for (auto& [from, same] : map_) {
-            if (!same) r_.names.emplace(std::string(from), prefix_ + std::string(from));
+        // commit: nothing is added before every check above has passed. The walked nodes' copies,
+        // which cannot fail (their edges were classified by the walk), are built in the graph
+        // itself: staged and then moved, each would be written twice.
+        r_.names.reserve(order_.size() + parts_.size());
+        for (const node* n : order_) r_.names.emplace(n->name, scoped(n->name));
+        for (const node* n : parts_) {
+            const node_facts* f = facts_.find(n);
+            if (!f->same && !f->walked) r_.names.emplace(n->name, scoped(n->name));
         }
-        dst_.graph.reserve(dst_.graph.size() + added_.size());
-        for (auto& n : added_) dst_.graph.add_node(std::move(n));
+        dst_.graph.reserve(dst_.graph.size() + added_.size() + order_.size());
+        for (std::size_t i = 0; i < placeholders; ++i) dst_.graph.add_node(std::move(added_[i]));
+        for (const node* n : order_) dst_.graph.add_node_with([&](node& c) { copy_into(c, *n); });
+        for (std::size_t i = placeholders; i < added_.size(); ++i) dst_.graph.add_node(std::move(added_[i]));
+        // each collection looked up once, not once per VariableDef
+        std::vector<std::pair<std::string_view, collection_def*>> colls;
         for (auto& [coll, d] : defs) {
-            auto& c = dst_.collections[coll];
-            if (c.which == collection_def::kind::none) c.which = collection_def::kind::bytes_list;
-            c.values.push_back(tf::encode_variable_def(d));
-            c.variables.push_back(std::move(d));
+            auto it = std::find_if(colls.begin(), colls.end(), [&](const auto& c) { return c.first == coll; });
+            if (it == colls.end()) {
+                auto& c = dst_.collections[std::string(coll)];
+                if (c.which == collection_def::kind::none) c.which = collection_def::kind::bytes_list;
+                it = colls.insert(colls.end(), {coll, &c});
+            }
+            it->second->values.push_back(tf::encode_variable_def(d));
+            it->second->variables.push_back(std::move(d));
         }
     }
 
-    /// The Assign copied with its variable input mapped and its value input left for the caller.
-    node copy_node_partial(const node& a) {
-        node c = a;
-        c.name = mapped_at(a.name);
-        c.inputs[0] = endpoint{mapped_at(a.inputs[0].node), a.inputs[0].index};
-        std::vector<std::string> ctl;
-        for (auto& ci : a.control_inputs) {
-            if (lookup(ci)) ctl.push_back(mapped(ci));
-            else if (same_) ctl.push_back(ci);
+    /// The Assign of variable `v` copied with its variable input mapped and its value input
+    /// (inputs[1]) left empty for the caller.
+    node copy_node_partial(const node& a, const node& v) {
+        // every member named, as in copy_node
+        const auto& [name, op, device, inputs, control_inputs, attrs, extra_fields] = a;
+        node c;
+        c.name = mapped_at(name, {&a});
+        c.op = op;
+        if (!o_.clear_devices) c.device = device;
+        c.inputs.reserve(inputs.size());
+        c.inputs.push_back(endpoint{mapped_at(inputs[0].node, {&v}), inputs[0].index});
+        c.inputs.emplace_back();
+        c.inputs.insert(c.inputs.end(), inputs.begin() + 2, inputs.end());
+        for (auto& ci : control_inputs) {
+            if (lookup(ci)) c.control_inputs.push_back(mapped(ci));
+            else if (same_) c.control_inputs.push_back(ci);
         }
-        c.control_inputs = std::move(ctl);
+        c.attrs = attrs;
+        c.extra_fields = extra_fields;
         rename_colocation(c, [this](std::string_view s) { return mapped(s); });
-        if (o_.clear_devices) c.device.clear();
         return c;
     }
 
@@ -629,29 +836,28 @@ private:
     std::vector<endpoint> boundary_used_;
     std::unordered_map<endpoint, endpoint> repl_;
 
-    std::unordered_set<const node*> reseed_, var_seen_;
     /// How a copied node's input edge is rewritten.
     static constexpr std::uint8_t edge_copied = 0, edge_same = 1, edge_boundary = 2, edge_unknown = 3;
-    struct visit_info {
-        const node* parent;   ///< the consumer the walk came from (nullptr for a start node)
-        std::uint32_t codes;  ///< offset of its input edges' codes in codes_
-    };
-    /// Nodes walked (to be copied).
-    std::unordered_map<const node*, visit_info> parent_;
-    std::unordered_map<const node*, const node*> var_parent_;
+    /// Source nodes walked (to be copied), part of the copy, variables: see node_facts.
+    facts_table facts_;
     std::vector<std::uint8_t> codes_;
     std::unordered_map<std::string, bool> stateful_;
     std::vector<const node*> order_, reached_vars_;
-    /// Source nodes not walked but part of the copy (variables, their Assign and snapshot) -> false:
-    /// copied as "<scope>/<name>"; true: the copy uses the original (share). Walked nodes: parent_.
-    std::unordered_map<std::string_view, bool> map_;
+    /// Source nodes recorded with set_part, in that order.
+    std::vector<const node*> parts_;
     std::unordered_set<std::string> taken_;  ///< new names not of the form "<scope>/<source name>"
     std::unordered_map<std::string, std::string> snapshot_of_;  ///< share: snapshot node -> variable
 
     bool indexed_ = false;
     std::vector<variable_info> vinfo_;
-    std::unordered_map<std::string, std::size_t> vindex_;
-    std::unordered_map<std::string, std::vector<std::pair<std::string, variable_def>>> var_colls_;
+    /// A VariableDef of the source and the collection holding it.
+    struct var_def_ref {
+        const std::string* collection = nullptr;
+        const variable_def* def = nullptr;
+    };
+    /// The VariableDefs of vinfo_[i]: vdefs_[vdefs_start_[i]] up to vdefs_[vdefs_start_[i + 1]].
+    std::vector<var_def_ref> vdefs_;
+    std::vector<std::uint32_t> vdefs_start_;
     std::vector<var_plan> plans_;
     std::vector<node> added_;
 
