@@ -151,9 +151,14 @@ private:
         it->def = std::make_shared<op_def>(std::move(d));
         return it;
     }
-    /// The decoded op_def of `it` (decoding it once, thread-safe). Throws what the decoder throws.
+    /// The decoded op_def of `it` (decoding it once, thread-safe: a loaded item's `def` is only read
+    /// after call_once). Throws what the decoder throws.
     static op_def& decoded(const item& it) {
-        if (!it.def) std::call_once(it.once, [&] { it.def = std::make_shared<op_def>(it.decode(it.bytes)); });
+        if (it.decode) {
+            std::call_once(it.once, [&] {
+                if (!it.def) it.def = std::make_shared<op_def>(it.decode(it.bytes));
+            });
+        }
         return *it.def;
     }
 
