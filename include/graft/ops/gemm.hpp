@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
@@ -338,13 +339,18 @@ kernel_fn<T> pick_kernel() {
     return &kernel_portable<T>;
 }
 
+/// The least work (flops) worth handing to another thread: waking a pool thread and joining it
+/// costs ~10-20 us on the machines measured, as much as ~1M flops of GEMM; smaller products run on
+/// the calling thread (a batch-1 MLP layer ran 1.7x slower split over two threads).
+inline constexpr double kFlopsPerThread = 2.0e6;
+
 template <class T, class SA, class SB>
 void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
               std::int64_t cs, bool accumulate, int max_threads) {
     const kernel_fn<T> kern = pick_kernel<T>();
     const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
     int threads = max_threads > 0 ? max_threads : num_threads();
-    threads = static_cast<int>(std::min<double>(threads, std::max(1.0, flops / 2.0e5)));
+    threads = static_cast<int>(std::min<double>(threads, std::max(1.0, flops / kFlopsPerThread)));
     const std::int64_t m_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
     const bool split_n = n_panels >= m_panels;
     const std::int64_t panels = split_n ? n_panels : m_panels;
@@ -490,9 +496,11 @@ inline void gemv(std::int64_t N, std::int64_t K, const float* x, std::int64_t in
                  float* y, std::int64_t incy, bool accumulate) {
     if (N <= 0) return;
     const bool avx2 = uses_avx2();
-    // Chunks are whole 64-column blocks so each thread's sweep stays on the vector path.
+    // Chunks are whole 64-column blocks so each thread's sweep stays on the vector path, and each
+    // chunk is worth a thread hand-off (kFlopsPerThread).
     const std::int64_t blocks = (N + 63) / 64;
-    nn_detail::parallel_for(blocks, std::max<std::int64_t>(1, 1024 / std::max<std::int64_t>(K, 1)),
+    const auto block_flops = static_cast<double>(2 * 64 * std::max<std::int64_t>(K, 1));
+    nn_detail::parallel_for(blocks, static_cast<std::int64_t>(std::ceil(detail::kFlopsPerThread / block_flops)),
                             [&](std::int64_t bb, std::int64_t be) {
         const std::int64_t b = bb * 64, e = std::min(N, be * 64);
 #ifdef GRAFT_GEMM_X86_DISPATCH
