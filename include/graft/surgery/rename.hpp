@@ -38,18 +38,28 @@ inline rename_fn prefixer(std::string scope) {
     return [s = std::move(scope)](std::string_view n) { return join_scope(s, n); };
 }
 
-/// A tensor or node reference through `f` on its node part: "a", "a:1", "^a"; an empty string
-/// stays empty. Never throws (except what `f` throws).
-inline std::string rename_tensor(std::string_view t, const rename_fn& f) {
-    if (t.empty()) return {};
-    if (t.front() == '^') return "^" + f(t.substr(1));
+/// A tensor or control-input name in three parts: "^" or "", the node name, ":k" or "" (a ':' followed
+/// by digits only). Never throws.
+struct tensor_name_parts {
+    std::string_view lead, name, tail;
+};
+inline tensor_name_parts split_tensor_name(std::string_view t) noexcept {
+    if (!t.empty() && t.front() == '^') return {t.substr(0, 1), t.substr(1), {}};
     auto colon = t.rfind(':');
     if (colon != std::string_view::npos && colon + 1 < t.size()) {
         bool digits = true;
         for (auto c : t.substr(colon + 1)) digits = digits && c >= '0' && c <= '9';
-        if (digits) return f(t.substr(0, colon)) + std::string(t.substr(colon));
+        if (digits) return {{}, t.substr(0, colon), t.substr(colon)};
     }
-    return f(t);
+    return {{}, t, {}};
+}
+
+/// A tensor or node reference through `f` on its node part: "a", "a:1", "^a"; an empty string
+/// stays empty. Never throws (except what `f` throws).
+inline std::string rename_tensor(std::string_view t, const rename_fn& f) {
+    if (t.empty()) return {};
+    auto p = split_tensor_name(t);
+    return std::string(p.lead) + f(p.name) + std::string(p.tail);
 }
 
 /// The colocation attr `_class` ("loc:@name" entries) through `f`. Never throws (except bad_alloc).

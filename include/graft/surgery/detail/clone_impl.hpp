@@ -572,15 +572,7 @@ private:
     /// `near` as in src_node.
     std::string mapped_tensor(std::string_view t, std::initializer_list<const node*> near) const {
         if (t.empty()) return {};
-        std::string_view lead = t.front() == '^' ? t.substr(0, 1) : std::string_view(), name = t.substr(lead.size()), tail;
-        if (lead.empty()) {
-            auto colon = t.rfind(':');
-            if (colon != std::string_view::npos && colon + 1 < t.size() &&
-                std::all_of(t.begin() + static_cast<std::ptrdiff_t>(colon) + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-                name = t.substr(0, colon);
-                tail = t.substr(colon);
-            }
-        }
+        const auto [lead, name, tail] = split_tensor_name(t);
         const node* m = src_node(name, near);
         auto l = m ? lookup(*m) : std::nullopt;
         bool in_scope = l && !*l;
