@@ -317,6 +317,56 @@ TEST_CASE("clone: word_cnn.meta's inference part, exported and reloaded") {
     CHECK(graft::equal(got[1], want[1]));
 }
 
+TEST_CASE("clone_names: lookups, iteration order, copies that own their names, growth past start()") {
+    using namespace clone_t;
+    surgery::clone_names m;
+    CHECK(m.empty());
+    CHECK(m.find("a") == m.end());
+    m.start("copy/", 2, 3);  // announces fewer names and bytes than are added below
+    std::vector<std::string> names;
+    for (int i = 0; i < 100; ++i) names.push_back("layer" + std::to_string(i) + "/kernel/read");
+    for (auto& n : names) CHECK(m.add(n));
+    CHECK_FALSE(m.add("layer7/kernel/read"));  // already there: unchanged
+    REQUIRE(m.size() == 100);
+    CHECK(m.at("layer42/kernel/read") == "copy/layer42/kernel/read");
+    CHECK(m.count("layer99/kernel/read") == 1);
+    CHECK(m.count("layer100/kernel/read") == 0);
+    CHECK_FALSE(m.contains("copy/layer1/kernel/read"));  // keys are the originals
+    CHECK_THROWS_AS((void)m.at("nope"), graft::not_found_error);
+    std::size_t i = 0;
+    for (const auto& [from, to] : m) {  // in the order added
+        CHECK(from == names[i]);
+        CHECK(to == "copy/" + names[i]);
+        ++i;
+    }
+    // a copy owns its names: the views stay valid after the original is gone
+    surgery::clone_names c;
+    {
+        surgery::clone_names tmp = m;
+        c = tmp;
+    }
+    CHECK(c == m);
+    CHECK(c.at("layer0/kernel/read") == "copy/layer0/kernel/read");
+    CHECK(c.find("layer5/kernel/read")->first.data() != m.find("layer5/kernel/read")->first.data());
+    surgery::clone_names moved = std::move(c);
+    CHECK(moved.at("layer63/kernel/read") == "copy/layer63/kernel/read");
+    // equality ignores order, not values
+    surgery::clone_names r, other;
+    r.start("copy/", 2, 2);
+    other.start("other/", 2, 2);
+    r.add("b");
+    r.add("a");
+    surgery::clone_names ab;
+    ab.start("copy/", 2, 2);
+    ab.add("a");
+    ab.add("b");
+    other.add("a");
+    other.add("b");
+    CHECK(r == ab);
+    CHECK_FALSE(r == other);
+    CHECK_FALSE(r == m);
+}
+
 TEST_CASE("clone: bad boundaries, scopes and maps are errors naming the tensors") {
     using namespace clone_t;
     mlp m = make_mlp();

@@ -76,9 +76,127 @@ struct clone_options {
     bool clear_devices = false;
 };
 
+/// Original node name -> its copy's name ("<scope>/<name>"), for every node a clone copied. A
+/// read-only map over one buffer of names and one open-addressing index: a clone of 100k nodes
+/// makes a few allocations for it, where a std::unordered_map<string, string> makes 300k (and
+/// frees them again with the result). Entries are pairs of string_views into the map itself;
+/// iteration follows the order the nodes were copied in.
+class clone_names {
+public:
+    using value_type = std::pair<std::string_view, std::string_view>;
+    using const_iterator = std::vector<value_type>::const_iterator;
+    using iterator = const_iterator;
+
+    clone_names() = default;
+    clone_names(const clone_names& o) { *this = o; }
+    clone_names(clone_names&&) noexcept = default;  // a vector's buffer moves with it: the views stay valid
+    clone_names& operator=(clone_names&&) noexcept = default;
+    clone_names& operator=(const clone_names& o) {
+        if (this == &o) return *this;
+        buf_ = o.buf_;
+        slots_ = o.slots_;
+        scope_ = o.scope_;
+        entries_.clear();
+        entries_.reserve(o.entries_.size());
+        for (auto& [from, to] : o.entries_) entries_.emplace_back(rebase(from, o), rebase(to, o));
+        return *this;
+    }
+
+    [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+    [[nodiscard]] const_iterator begin() const noexcept { return entries_.begin(); }
+    [[nodiscard]] const_iterator end() const noexcept { return entries_.end(); }
+
+    /// The entry of original node `name`, or end().
+    [[nodiscard]] const_iterator find(std::string_view name) const noexcept {
+        if (slots_.empty()) return end();
+        for (std::size_t i = hash(name) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+            std::uint32_t e = slots_[i];
+            if (e == 0) return end();
+            if (entries_[e - 1].first == name) return entries_.begin() + (e - 1);
+        }
+    }
+    [[nodiscard]] bool contains(std::string_view name) const noexcept { return find(name) != end(); }
+    [[nodiscard]] std::size_t count(std::string_view name) const noexcept { return contains(name) ? 1 : 0; }
+    /// The copy's name of original node `name`. Throws not_found_error when it was not copied.
+    [[nodiscard]] std::string_view at(std::string_view name) const {
+        auto it = find(name);
+        if (it == end()) {
+            throw not_found_error(detail::cat("node '", name, "' was not copied"), location::at_node(std::string(name)));
+        }
+        return it->second;
+    }
+
+    /// Same originals with the same copies (in any order).
+    friend bool operator==(const clone_names& a, const clone_names& b) {
+        if (a.size() != b.size()) return false;
+        for (auto& [from, to] : a) {
+            auto it = b.find(from);
+            if (it == b.end() || it->second != to) return false;
+        }
+        return true;
+    }
+
+    // ---------------------------------------------------------------- building (the cloner)
+
+    /// Starts a map whose copies are "<prefix><name>", for `count` names of `bytes` characters in all.
+    void start(std::string_view prefix, std::size_t count, std::size_t bytes) {
+        buf_.clear();
+        buf_.reserve(count * prefix.size() + bytes);
+        entries_.clear();
+        entries_.reserve(count);
+        slots_.assign(std::bit_ceil(std::max<std::size_t>(16, 2 * count)), 0);
+        scope_.assign(prefix);
+    }
+    /// Adds original `name` (copied as "<prefix><name>"); false when it is there already. Adding more
+    /// names or bytes than start() announced is allowed (slower: the views are rebuilt).
+    bool add(std::string_view name) {
+        if (2 * (entries_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t i = hash(name) & mask;
+        for (; slots_[i] != 0; i = (i + 1) & mask) {
+            if (entries_[slots_[i] - 1].first == name) return false;
+        }
+        const char* old = buf_.data();
+        std::size_t at = buf_.size();
+        buf_.insert(buf_.end(), scope_.begin(), scope_.end());
+        buf_.insert(buf_.end(), name.begin(), name.end());
+        if (buf_.data() != old) {
+            for (auto& [from, to] : entries_) {
+                from = {buf_.data() + (from.data() - old), from.size()};
+                to = {buf_.data() + (to.data() - old), to.size()};
+            }
+        }
+        std::string_view to(buf_.data() + at, scope_.size() + name.size());
+        entries_.emplace_back(to.substr(scope_.size()), to);
+        slots_[i] = static_cast<std::uint32_t>(entries_.size());
+        return true;
+    }
+
+private:
+    [[nodiscard]] static std::size_t hash(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
+    [[nodiscard]] std::string_view rebase(std::string_view v, const clone_names& o) const noexcept {
+        return {buf_.data() + (v.data() - o.buf_.data()), v.size()};
+    }
+    void place(std::uint32_t e) {
+        std::size_t i = hash(entries_[e - 1].first) & (slots_.size() - 1);
+        while (slots_[i] != 0) i = (i + 1) & (slots_.size() - 1);
+        slots_[i] = e;
+    }
+    void rehash(std::size_t n) {
+        slots_.assign(n, 0);
+        for (std::uint32_t e = 1; e <= entries_.size(); ++e) place(e);
+    }
+
+    std::vector<char> buf_;                 ///< "<prefix><name>" of every entry, back to back
+    std::vector<value_type> entries_;       ///< (original, copy), views into buf_
+    std::vector<std::uint32_t> slots_;      ///< entry index + 1 (0: free), a power-of-two table
+    std::string scope_;                     ///< the prefix of every copy's name
+};
+
 struct clone_result {
     std::string scope;
-    std::unordered_map<std::string, std::string> names;  ///< original node -> copy (every copied node)
+    clone_names names;  ///< original node -> copy (every copied node)
     std::vector<std::string> outputs;                 ///< the outputs' copies, in options order
     std::map<std::string, std::string> inputs;        ///< boundary tensor "n:k" -> its replacement
     std::vector<std::string> placeholders;            ///< new Placeholder nodes
@@ -97,7 +215,8 @@ struct clone_result {
             throw not_found_error(detail::cat("'", original, "' was not copied into scope '", scope, "'"),
                                   location::at_tensor(std::string(original)));
         }
-        return original.find(':') == std::string_view::npos ? it->second : endpoint{it->second, e.index}.str();
+        return original.find(':') == std::string_view::npos ? std::string(it->second)
+                                                             : endpoint{std::string(it->second), e.index}.str();
     }
 };
 

@@ -762,11 +762,14 @@ private:
         // commit: nothing is added before every check above has passed. The walked nodes' copies,
         // which cannot fail (their edges were classified by the walk), are built in the graph
         // itself: staged and then moved, each would be written twice.
-        r_.names.reserve(order_.size() + parts_.size());
-        for (const node* n : order_) r_.names.emplace(n->name, scoped(n->name));
+        std::size_t bytes = 0;
+        for (const node* n : order_) bytes += n->name.size();
+        for (const node* n : parts_) bytes += n->name.size();
+        r_.names.start(prefix_, order_.size() + parts_.size(), bytes);
+        for (const node* n : order_) r_.names.add(n->name);
         for (const node* n : parts_) {
             const node_facts* f = facts_.find(n);
-            if (!f->same && !f->walked) r_.names.emplace(n->name, scoped(n->name));
+            if (!f->same && !f->walked) r_.names.add(n->name);
         }
         dst_.graph.reserve(dst_.graph.size() + added_.size() + order_.size());
         for (std::size_t i = 0; i < placeholders; ++i) dst_.graph.add_node(std::move(added_[i]));
