@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "array_testing.hpp"
+#include "graft/core/threads.hpp"
 #include "graft/ops/elementwise.hpp"
 
 using namespace graft;
@@ -185,6 +186,42 @@ TEST_CASE("BiasAdd in NHWC and NCHW, and BiasAddGrad") {
                            "BiasAdd: data_format must be NHWC or NCHW");
     GRAFT_CHECK_THROWS_MSG(ops::bias_add_grad(bools({2, 2}, {1, 0, 1, 0})), invalid_argument_error,
                            "BiasAddGrad");
+}
+
+TEST_CASE("BiasAdd over blocks of rows: few and many channels, a partial last block, in place, threads") {
+    // against a float64 loop; [7,9,11,6] has 693 rows of 6: blocks of 43 rows and a last block of 5
+    const int threads_before = graft::num_threads();
+    for (int threads : {1, 2}) {
+        graft::set_num_threads(threads);
+        for (const auto& [dims, fmt] : std::vector<std::pair<std::vector<std::int64_t>, const char*>>{
+                 {{7, 9, 11, 6}, "NHWC"}, {{3, 5, 300}, "NHWC"}, {{1, 1}, "NHWC"}, {{2, 6, 5, 7}, "NCHW"},
+                 {{4, 3}, "NCHW"}, {{64, 33, 3}, "NHWC"}}) {
+            CAPTURE(fmt);
+            const shape s(dims);
+            const int cd = std::string_view(fmt) == "NHWC" ? static_cast<int>(dims.size()) - 1 : 1;
+            const std::int64_t c = dims[static_cast<std::size_t>(cd)];
+            std::int64_t inner = 1;
+            for (std::size_t i = static_cast<std::size_t>(cd) + 1; i < dims.size(); ++i) inner *= dims[i];
+            for (dtype t : {dtype::float32, dtype::float64, dtype::int32, dtype::int64}) {
+                CAPTURE(dtype_name(t));
+                tensor x = iota(t, s, -50);
+                tensor b = iota(t, shape{c}, 1000);
+                auto xv = values(x);
+                std::vector<double> want(xv.size());
+                for (std::size_t i = 0; i < xv.size(); ++i) {
+                    want[i] = xv[i] + 1000.0 + static_cast<double>((static_cast<std::int64_t>(i) / inner) % c);
+                }
+                check_values(ops::bias_add(x, b, fmt), t, s, want);
+                tensor y = x.clone();
+                tensor r = ops::bias_add(y, b, fmt, &y);  // in place
+                CHECK(r.raw_data() == y.raw_data());
+                check_values(y, t, s, want);
+            }
+        }
+    }
+    graft::set_num_threads(threads_before);
+    GRAFT_CHECK_THROWS_MSG(ops::bias_add(iota(dtype::float32, {2, 3}), iota(dtype::float64, {3})),
+                           invalid_argument_error, "BiasAdd: value is float32");
 }
 
 // tensorflow/python/kernel_tests/array_ops/where_op_test.py: _testThreeArgument
