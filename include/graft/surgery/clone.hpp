@@ -24,7 +24,6 @@
 #pragma once
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -38,6 +37,7 @@
 #include <vector>
 
 #include "graft/exec/session.hpp"
+#include "graft/graph/detail/name_index.hpp"
 #include "graft/graph/meta_graph.hpp"
 #include "graft/graph/variables.hpp"
 #include "graft/surgery/rename.hpp"
@@ -77,9 +77,9 @@ struct clone_options {
 };
 
 /// Original node name -> its copy's name ("<scope>/<name>"), for every node a clone copied. A
-/// read-only map over one buffer of names and one open-addressing index: a clone of 100k nodes
-/// makes a few allocations for it, where a std::unordered_map<string, string> makes 300k (and
-/// frees them again with the result). Entries are pairs of string_views into the map itself;
+/// read-only map over one buffer of names and the graph's own name_index (open addressing, keys
+/// read from the entries): a clone of 100k nodes makes a few allocations for it, where a
+/// std::unordered_map<string, string> makes 300k (and frees them again with the result). Entries are pairs of string_views into the map itself;
 /// iteration follows the order the nodes were copied in.
 class clone_names {
 public:
@@ -94,7 +94,7 @@ public:
     clone_names& operator=(const clone_names& o) {
         if (this == &o) return *this;
         buf_ = o.buf_;
-        slots_ = o.slots_;
+        index_ = o.index_;
         scope_ = o.scope_;
         entries_.clear();
         entries_.reserve(o.entries_.size());
@@ -109,12 +109,8 @@ public:
 
     /// The entry of original node `name`, or end().
     [[nodiscard]] const_iterator find(std::string_view name) const noexcept {
-        if (slots_.empty()) return end();
-        for (std::size_t i = hash(name) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
-            std::uint32_t e = slots_[i];
-            if (e == 0) return end();
-            if (entries_[e - 1].first == name) return entries_.begin() + (e - 1);
-        }
+        const std::uint32_t p = index_.find(name, key());
+        return p == detail::name_index::npos ? end() : entries_.begin() + p;
     }
     [[nodiscard]] bool contains(std::string_view name) const noexcept { return find(name) != end(); }
     [[nodiscard]] std::size_t count(std::string_view name) const noexcept { return contains(name) ? 1 : 0; }
@@ -145,18 +141,15 @@ public:
         buf_.reserve(count * prefix.size() + bytes);
         entries_.clear();
         entries_.reserve(count);
-        slots_.assign(std::bit_ceil(std::max<std::size_t>(16, 2 * count)), 0);
+        index_.clear();
+        index_.reserve(count, key());
         scope_.assign(prefix);
     }
     /// Adds original `name` (copied as "<prefix><name>"); false when it is there already. Adding more
     /// names or bytes than start() announced is allowed (slower: the views are rebuilt).
     bool add(std::string_view name) {
-        if (2 * (entries_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t i = hash(name) & mask;
-        for (; slots_[i] != 0; i = (i + 1) & mask) {
-            if (entries_[slots_[i] - 1].first == name) return false;
-        }
+        // indexed first (the index reads keys of existing entries only), then stored
+        if (!index_.insert(name, static_cast<std::uint32_t>(entries_.size()), key())) return false;
         const char* old = buf_.data();
         std::size_t at = buf_.size();
         buf_.insert(buf_.end(), scope_.begin(), scope_.end());
@@ -169,28 +162,23 @@ public:
         }
         std::string_view to(buf_.data() + at, scope_.size() + name.size());
         entries_.emplace_back(to.substr(scope_.size()), to);
-        slots_[i] = static_cast<std::uint32_t>(entries_.size());
         return true;
     }
 
 private:
-    [[nodiscard]] static std::size_t hash(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
+    /// name_index's key: the original name of the entry at a position.
+    struct key_of {
+        const std::vector<value_type>* entries;
+        std::string_view operator()(std::uint32_t p) const noexcept { return (*entries)[p].first; }
+    };
+    [[nodiscard]] key_of key() const noexcept { return key_of{&entries_}; }
     [[nodiscard]] std::string_view rebase(std::string_view v, const clone_names& o) const noexcept {
         return {buf_.data() + (v.data() - o.buf_.data()), v.size()};
-    }
-    void place(std::uint32_t e) {
-        std::size_t i = hash(entries_[e - 1].first) & (slots_.size() - 1);
-        while (slots_[i] != 0) i = (i + 1) & (slots_.size() - 1);
-        slots_[i] = e;
-    }
-    void rehash(std::size_t n) {
-        slots_.assign(n, 0);
-        for (std::uint32_t e = 1; e <= entries_.size(); ++e) place(e);
     }
 
     std::vector<char> buf_;                 ///< "<prefix><name>" of every entry, back to back
     std::vector<value_type> entries_;       ///< (original, copy), views into buf_
-    std::vector<std::uint32_t> slots_;      ///< entry index + 1 (0: free), a power-of-two table
+    detail::name_index index_;              ///< original name -> position in entries_
     std::string scope_;                     ///< the prefix of every copy's name
 };
 
