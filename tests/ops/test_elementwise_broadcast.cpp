@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "array_testing.hpp"
+#include "graft/core/threads.hpp"
 #include "graft/ops/binary.hpp"
 #include "graft/ops/broadcast.hpp"
 
@@ -131,6 +132,12 @@ TEST_CASE("binary ops broadcast like NumPy over many shape pairs and dtypes") {
         {{2, 1, 2, 1, 2}, {1, 2, 1, 2, 1}},
         {{}, {}},
         {{3, 1, 1}, {1, 1, 4}},
+        // short rows repeated down a matrix (binary_row_blocks): blocks of 43 rows of 6 and a
+        // partial last block, the row on either side; 63 is the longest row taken that way
+        {{7, 11, 6}, {6}},
+        {{6}, {97, 6}},
+        {{50, 1, 3}, {1, 3}},
+        {{9, 63}, {63}},
     };
     struct opdef {
         const char* name;
@@ -190,6 +197,20 @@ TEST_CASE("large broadcasts run on the thread pool and agree with the reference"
     auto want2 = ref_broadcast(shape{}, {2.5}, big.shape(), values(big),
                                [](double x, double y) { return x - y; });
     check_values(ops::sub(tensor::scalar_of(2.5), big), dtype::float64, big.shape(), want2);
+}
+
+TEST_CASE("a comparison against a short row repeated down a matrix, the row on either side, 1 and 2 threads") {
+    const shape sm{300, 5}, sr{5};
+    tensor m = f32(sm, noise(1500, -3, 3, 21)), r = f32(sr, {-1, 0, 1, 2, -2});
+    const int before = graft::num_threads();
+    for (int th : {1, 2}) {
+        graft::set_num_threads(th);
+        check_values(ops::greater(m, r), dtype::bool_, sm,
+                     ref_broadcast(sm, values(m), sr, values(r), [](double x, double y) { return x > y ? 1.0 : 0.0; }));
+        check_values(ops::greater(r, m), dtype::bool_, sm,
+                     ref_broadcast(sr, values(r), sm, values(m), [](double x, double y) { return x > y ? 1.0 : 0.0; }));
+    }
+    graft::set_num_threads(before);
 }
 
 TEST_CASE("binary ops write into a provided output, in place when shapes allow") {

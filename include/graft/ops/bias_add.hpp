@@ -5,7 +5,6 @@
 //   tensor db = ops::bias_add_grad(dy);                     // sum over every dim but the channel
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -14,47 +13,6 @@
 #include "graft/ops/reduce.hpp"
 
 namespace graft::ops {
-
-namespace op_detail {
-
-/// y = x + bias over x viewed as [outer, C, inner] (NHWC: inner = 1; NCHW: inner = H*W...), the
-/// bias broadcast along C. A broadcasting binary op walks such a tensor as runs of C (NHWC) and
-/// pays a run's set-up per C elements: for a conv layer's 6 channels that made BiasAdd ~14x slower
-/// than the Relu after it. Here NHWC adds a block of whole rows at a time to the bias repeated to
-/// the block's length (one vectorizable loop per block), NCHW a constant per run of `inner`.
-template <class T>
-void bias_add_rows(const T* x, const T* b, T* y, std::int64_t outer, std::int64_t c, std::int64_t inner) {
-    if (inner == 1) {
-        // rows per block: blocks of >= 256 elements (or one row when the rows are that long)
-        const std::int64_t per = std::max<std::int64_t>(1, (256 + c - 1) / c);
-        std::vector<T> pattern(static_cast<std::size_t>(per * c));
-        for (std::int64_t r = 0; r < per; ++r) std::copy(b, b + c, pattern.data() + r * c);
-        const T* pat = pattern.data();
-        const std::int64_t blocks = (outer + per - 1) / per;
-        parallel_for(blocks, 3.0 * sizeof(T) * static_cast<double>(per * c), static_cast<double>(per * c),
-                     [&](std::int64_t b0, std::int64_t b1) {
-                         for (std::int64_t blk = b0; blk < b1; ++blk) {
-                             const std::int64_t first = blk * per * c;
-                             const std::int64_t len = std::min(per, outer - blk * per) * c;
-                             const T* xs = x + first;
-                             T* ys = y + first;
-                             for (std::int64_t i = 0; i < len; ++i) ys[i] = xs[i] + pat[i];
-                         }
-                     });
-        return;
-    }
-    parallel_for(outer * c, 3.0 * sizeof(T) * static_cast<double>(inner), static_cast<double>(inner),
-                 [&](std::int64_t r0, std::int64_t r1) {
-                     for (std::int64_t r = r0; r < r1; ++r) {
-                         const T v = b[r % c];
-                         const T* xs = x + r * inner;
-                         T* ys = y + r * inner;
-                         for (std::int64_t i = 0; i < inner; ++i) ys[i] = xs[i] + v;
-                     }
-                 });
-}
-
-}  // namespace op_detail
 
 /// BiasAdd: value + bias with the 1-D bias broadcast along the channel dim (data_format "NHWC":
 /// last dim; "NCHW": dim 1). float32, float64,
@@ -72,22 +30,13 @@ inline tensor bias_add(const tensor& value, const tensor& bias,
             " channels of value ", value.shape().str(), " (dim ", c, ", ", data_format, ")"));
     }
     op_detail::require_same_dtype(op, value, "value", bias, "bias");
-    return op_detail::dispatch<float, double, std::int32_t, std::int64_t>(
-        value.type(), op,
-        [&](auto tag) {
-            using T = decltype(tag);
-            op_detail::check_alias(op, out, value, "value", value.shape());
-            op_detail::check_alias(op, out, bias, "bias", value.shape());
-            tensor r = op_detail::prepare_out(op, dtype_of<T>, value.shape(), out);
-            const std::vector<std::int64_t>& d = value.shape().dims();
-            const std::int64_t outer = op_detail::dim_product(d, 0, static_cast<std::size_t>(c));
-            const std::int64_t inner = op_detail::dim_product(d, static_cast<std::size_t>(c) + 1, d.size());
-            if (value.num_elements() > 0) {
-                op_detail::bias_add_rows(value.data<T>(), bias.data<T>(), r.data<T>(), outer, value.dim(c), inner);
-            }
-            return r;
-        },
-        "value");
+    // the bias as [C, 1, ...] against the channel dim: NHWC is the broadcasting ops' short-row case
+    // (binary_row_blocks), NCHW a constant per H*W run
+    std::vector<std::int64_t> bd(static_cast<std::size_t>(value.rank() - c), 1);
+    bd[0] = bias.dim(0);
+    return op_detail::binary_op<false>(op_detail::real_types{}, op, value, bias.reshaped(shape(bd)),
+                                       out, 1,
+                                       [](const auto& a, const auto& b, auto) { return a + b; });
 }
 
 /// BiasAddGrad: out_backprop summed over every dim but the channel dim -> a vector. float32,
