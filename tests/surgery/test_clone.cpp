@@ -3,7 +3,9 @@
 // word_cnn.meta, bad boundaries, and the `graft clone` CLI.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -315,6 +317,68 @@ TEST_CASE("clone: word_cnn.meta's inference part, exported and reloaded") {
     auto got = s.run({{"copy/x", x}, {"copy/is_training", no}}, {"copy/output/dense/BiasAdd:0", "copy/output/ArgMax:0"});
     CHECK(graft::equal(got[0], want[0]));
     CHECK(graft::equal(got[1], want[1]));
+}
+
+TEST_CASE("clone on two threads gives the one-thread result: init, share, copy, into another graph") {
+    using namespace clone_t;
+    // parallel_from = 0 takes the two-thread path on these small graphs (the default takes it from
+    // 8192 nodes): variable facts found beside the walk, names and VariableDefs beside the commit
+    auto both = [](auto&& clone_fn, const graft::meta_graph& start) {
+        graft::meta_graph one = start, two = start;
+        surgery::clone_options o1;
+        o1.parallel_from = SIZE_MAX;
+        surgery::clone_options o2;
+        o2.parallel_from = 0;
+        auto r1 = clone_fn(one, o1);
+        auto r2 = clone_fn(two, o2);
+        CHECK(r1.names.size() > 0);
+        CHECK(r1.names == r2.names);
+        CHECK(std::equal(r1.names.begin(), r1.names.end(), r2.names.begin(), r2.names.end()));  // same order too
+        CHECK(r1.variable_map == r2.variable_map);
+        CHECK(r1.variables == r2.variables);
+        CHECK(r1.placeholders == r2.placeholders);
+        CHECK(r1.outputs == r2.outputs);
+        CHECK(r1.init_op == r2.init_op);
+        CHECK(graft::tf::serialize_meta_graph_def(one) == graft::tf::serialize_meta_graph_def(two));
+        return r2;
+    };
+    mlp m = make_mlp();
+    for (auto policy : {surgery::init_policy::init, surgery::init_policy::share}) {
+        CAPTURE(static_cast<int>(policy));
+        auto r = both([&](graft::meta_graph& mg, surgery::clone_options o) {
+            o.inputs = {"x"};
+            o.outputs = {"logits"};
+            o.scope = "copy";
+            o.init = policy;
+            return surgery::clone(mg, o);
+        }, m.mg);
+        CHECK(r.variable_map.size() == 4);
+    }
+    {
+        // into an empty graph
+        auto r = both([&](graft::meta_graph& into, surgery::clone_options o) {
+            o.inputs = {"x"};
+            o.outputs = {"logits"};
+            o.scope = "copy";
+            return surgery::clone_into(into, m.mg, o);
+        }, graft::meta_graph{});
+        CHECK(r.placeholders == std::vector<std::string>{"copy/x"});
+    }
+    auto file = graft::test::fixture("tfnet-graphs/word_cnn.meta");
+    if (!graft::test::present_or_skip(file)) return;
+    graft::meta_graph mg = graft::tf::load_meta_graph(file.string());
+    graft::exec::session orig(mg.graph);
+    std::vector<std::string> inits;
+    for (auto& vd : mg.collection("variables")->variables) inits.push_back(vd.initializer_name);
+    orig.run({}, {}, inits);
+    auto r = both([&](graft::meta_graph& g, surgery::clone_options o) {
+        o.inputs = {"x", "is_training"};
+        o.outputs = {"output/dense/BiasAdd:0", "output/ArgMax"};
+        o.init = surgery::init_policy::copy;
+        o.values = surgery::session_values(orig);
+        return surgery::clone(g, o);
+    }, mg);
+    CHECK(r.variables.size() == 9);
 }
 
 TEST_CASE("clone_names: lookups, iteration order, copies that own their names, growth past start()") {

@@ -12,6 +12,7 @@
 // graft/tf/saved_model.hpp confirms it against the checkpoint's own object graph.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <string>
@@ -184,24 +185,33 @@ inline std::vector<variable_info> find_variables(const graph& g, const meta_grap
         }
         return trainable_names->count(tensor) != 0;
     };
-    auto from_node = [&](const node& n) {
-        variable_info v;
-        v.node = v.name = n.name;
+    // the variable op's facts; names left to the caller
+    auto from_node = [&](const node& n, variable_info& v) {
         v.kind = n.op == "VarHandleOp" ? variable_kind::resource : variable_kind::ref;
         if (auto* a = n.attr("dtype"); a && a->which() == attr_value::kind::type) v.dtype = base_type(a->type());
         if (auto* a = n.attr("shape"); a && a->which() == attr_value::kind::shape) v.shape = a->shape();
-        return v;
     };
+    static constexpr const char* kColls[] = {"variables", "local_variables", "model_variables", "trainable_variables",
+                                             "moving_average_variables", "metric_variables"};
+    {
+        std::size_t listed = 0;
+        for (const char* coll : kColls) {
+            if (auto* c = mg.collection(coll)) listed = std::max(listed, c->variables.size());
+        }
+        out.reserve(listed);
+        by_node.reserve(listed);
+        if (nodes) nodes->reserve(listed);
+    }
     // 1. VariableDefs, global then local and the rest
-    for (const char* coll : {"variables", "local_variables", "model_variables", "trainable_variables",
-                             "moving_average_variables", "metric_variables"}) {
+    for (const char* coll : kColls) {
         auto* c = mg.collection(coll);
         if (!c) continue;
         for (auto& vd : c->variables) {
             std::string_view node_name = parse_node(vd.variable_name);
-            if (by_node.count(node_name)) continue;
+            if (!by_node.try_emplace(node_name, out.size()).second) continue;
             const node* n = g.find(node_name);
-            variable_info v = n ? from_node(*n) : variable_info{};
+            variable_info& v = out.emplace_back();
+            if (n) from_node(*n, v);
             v.node = v.name = node_name;
             if (vd.is_resource) v.kind = variable_kind::resource;
             v.initializer_name = vd.initializer_name;
@@ -209,19 +219,17 @@ inline std::vector<variable_info> find_variables(const graph& g, const meta_grap
             v.snapshot_name = vd.snapshot_name;
             v.trainable = vd.has_trainable ? vd.trainable : (have_trainable_coll ? listed_trainable(vd.variable_name) : true);
             v.save_slice = vd.save_slice_info_def;
-            by_node[node_name] = out.size();
-            out.push_back(std::move(v));
             if (nodes) nodes->push_back(n);
         }
     }
     // 2. variable ops the collections do not list
     for (const auto& n : g) {
-        if (!is_variable_op(n.op) || by_node.count(n.name)) continue;
-        variable_info v = from_node(n);
+        if (!is_variable_op(n.op) || !by_node.try_emplace(n.name, out.size()).second) continue;
+        variable_info& v = out.emplace_back();
+        from_node(n, v);
+        v.node = v.name = n.name;
         if (have_trainable_coll) v.trainable = listed_trainable(n.name + ":0");
         infer_from_graph(g, v);
-        by_node[n.name] = out.size();
-        out.push_back(std::move(v));
         if (nodes) nodes->push_back(&n);
     }
     // 3. checkpoint keys: TF1 saver wiring, else the op name (or the full name of a partition)

@@ -74,6 +74,11 @@ struct clone_options {
     /// init policy: give copied random initializer ops (seed or seed2 set) a new seed2.
     bool reseed = true;
     bool clear_devices = false;
+    /// A source graph of at least this many nodes is cloned on two threads: its variables are
+    /// found while the subgraph is walked, and the result's names and the VariableDefs are written
+    /// while the copies are added to the graph. The result is the same either way (0: always,
+    /// SIZE_MAX: never; one hardware thread: never).
+    std::size_t parallel_from = 8192;
 };
 
 /// Original node name -> its copy's name ("<scope>/<name>"), for every node a clone copied. A
