@@ -507,6 +507,22 @@ TEST_CASE("graft clone CLI writes the original plus the copy; graft run runs the
                                     " --fetch copy/logits:0 --fetch logits:0");
     INFO(run.output);
     CHECK(run.code == 0);
+    // --saved-model: the same as one SavedModel directory; the copy answers as the original does
+    auto sm = (dir / "sm").string();
+    r = graft::test::run_cli("clone " + prefix + ".meta --inputs x --outputs logits:0 --scope copy --init copy --ckpt " + prefix +
+                             " --saved-model -o " + sm);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(std::filesystem::exists(sm + "/saved_model.pb"));
+    CHECK_FALSE(std::filesystem::exists(sm + "/variables/variables.meta"));
+    auto res = (dir / "sm_out").string();
+    run = graft::test::run_cli("run " + sm + " --feed copy/x=@" + npy + " --feed x=@" + npy +
+                               " --fetch copy/logits:0 --fetch logits:0 --out " + res);
+    INFO(run.output);
+    REQUIRE(run.code == 0);
+    tensor copy_logits = graft::read_npy(res + "/copy_logits_0.npy");
+    CHECK(copy_logits.shape() == graft::shape{3, 2});
+    CHECK(graft::equal(copy_logits, graft::read_npy(res + "/logits_0.npy")));
     // share, with the copy's input bound to the original's x: no new placeholder, no checkpoint needed
     auto out2 = (dir / "tied").string();
     r = graft::test::run_cli("clone " + prefix + ".meta --outputs logits --scope tied --init share --map 'tied/x:0=x:0' -o " + out2);

@@ -418,6 +418,16 @@ TEST_CASE("graft freeze / unfreeze / run on the command line") {
     INFO(r.output);
     REQUIRE(r.code == 0);
     CHECK(max_diff(graft::read_npy(d + "/u/probs_0.npy"), want) < 1e-6);
+    // --saved-model: one directory that graft run restores by itself
+    r = graft::test::run_cli("unfreeze " + d + "/frozen.pb --saved-model -o " + d + "/unfrozen_sm");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(std::filesystem::exists(d + "/unfrozen_sm/saved_model.pb"));
+    CHECK(graft::tf::load_saved_model(d + "/unfrozen_sm").meta_graphs.at(0).graph.at("out/kernel").op == "VariableV2");
+    r = graft::test::run_cli("run " + d + "/unfrozen_sm --feed x=@" + d + "/x.npy --fetch probs:0 --out " + d + "/usm");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(max_diff(graft::read_npy(d + "/usm/probs_0.npy"), want) < 1e-6);
     r = graft::test::run_cli("unfreeze " + d + "/frozen.pb --select '^out/' -o " + d + "/sel/model");
     CHECK(r.code == 0);
     CHECK(graft::tf::load_meta_graph(d + "/sel/model.meta").graph.at("dense/kernel").op == "Const");

@@ -1,6 +1,7 @@
 // `graft clone MODEL --inputs ... --outputs ... --scope copy [--init copy|init|share]
 //  [--map 'copy/x:0=y:0'] [--ckpt PREFIX] -o OUT` — copy the ops between the inputs and outputs of
-// a MetaGraph under a new scope and write the original plus the copy as OUT.meta + OUT checkpoint.
+// a MetaGraph under a new scope and write the original plus the copy as OUT.meta + OUT checkpoint
+// (or, with --saved-model, as the SavedModel directory OUT).
 // With --ckpt the original's variables keep their checkpointed values (and `copy` starts from
 // them); without, every variable is initialized by its initializer, so only init/share make sense.
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "saved_model_out.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/surgery/clone.hpp"
 #include "graft/tf/graph_io.hpp"
@@ -19,7 +21,7 @@ namespace graft_cmd_clone {  // named, not anonymous: the CLI builds as one unit
 struct clone_args {
     std::string model, ckpt, scope = "copy", init = "init", out;
     std::vector<std::string> inputs, outputs, maps;
-    bool clear_devices = false;
+    bool clear_devices = false, saved_model = false;
 };
 
 /// Splits "a,b" items of repeated options.
@@ -89,7 +91,18 @@ void run_clone(const clone_args& a) {
     if (!r.init_op.empty()) s.run({}, {}, {r.init_op});
 
     std::string written;
-    if (graft::find_variables(mg).empty()) {
+    const bool has_variables = !graft::find_variables(mg).empty();
+    if (a.saved_model) {
+        if (has_variables) {
+            graft::train::saver_options so;
+            so.max_to_keep = 0;
+            graft::train::saver sv(mg, so);  // its save/restore ops go into the SavedModel's graph
+            sv.save(s, graft::cli::saved_model_prefix(a.out));
+            mg.saver = sv.def();  // the source's own saver (if any) restores only the originals
+        }
+        graft::cli::finish_saved_model(a.out, mg);
+        written = "SavedModel " + a.out;
+    } else if (!has_variables) {
         graft::tf::write_meta_graph(mg, a.out + ".meta");
         written = a.out + ".meta (no variables: no checkpoint)";
     } else {
@@ -119,7 +132,9 @@ void add_clone(CLI::App& app) {
     cmd->add_option("--map", a.maps, "Bind a copy input to an existing tensor: 'copy/x:0=y:0' (repeatable)");
     cmd->add_option("--ckpt", a.ckpt, "Checkpoint of the original (its values are kept; --init copy starts from them)");
     cmd->add_flag("--clear-devices", a.clear_devices, "Drop device placements in the copy");
-    cmd->add_option("-o,--out", a.out, "Output prefix: writes OUT.meta, OUT.index, OUT.data-*")->required();
+    cmd->add_option("-o,--out", a.out, "Output prefix: writes OUT.meta, OUT.index, OUT.data-*; a directory with --saved-model")
+        ->required();
+    cmd->add_flag("--saved-model", a.saved_model, "Write a SavedModel directory instead");
     cmd->callback([] { run_clone(a); });
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "saved_model_out.hpp"
 #include "graft/core.hpp"
 #include "graft/surgery/connect.hpp"
 #include "graft/tf/saved_model.hpp"
@@ -69,15 +70,9 @@ void run_connect(const connect_args& a) {
         std::cout << "\n";
     }
     if (a.saved_model) {
-        namespace fs = std::filesystem;
-        fs::create_directories(fs::path(a.out) / "variables");
-        std::string prefix = (fs::path(a.out) / "variables" / "variables").string();
-        graft::surgery::save_combined(s, c, prefix);
-        std::error_code ec;
-        fs::remove(prefix + ".meta", ec);
-        fs::remove(fs::path(a.out) / "variables" / "checkpoint", ec);
+        graft::surgery::save_combined(s, c, graft::cli::saved_model_prefix(a.out));
         c.mg.info.tags = {"serve"};
-        graft::tf::write_saved_model(a.out, c.mg);
+        graft::cli::finish_saved_model(a.out, c.mg);
         std::cout << "wrote SavedModel " << a.out << "\n";
     } else {
         if (auto dir = std::filesystem::path(a.out).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
