@@ -3,6 +3,7 @@
 // under cv::dnn::readNetFromTensorflow with equal outputs. Real TF files: mnist-softmax.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -466,4 +467,46 @@ TEST_CASE("graft freeze of TF's half_plus_two SavedModel (serving_default output
     INFO(r.output);
     REQUIRE(r.code == 0);
     CHECK(max_diff(graft::read_npy(d + "/u/y_0.npy"), want) < 1e-6);
+}
+
+TEST_CASE("freeze of TF2's half_plus_two SavedModel: the variables its StatefulPartitionedCall reads become Consts") {
+    using namespace freeze_t;
+    auto sm = graft::test::fixture("tf-serving/saved_model_half_plus_two_tf2_cpu/00000123");
+    GRAFT_REQUIRE_PATH(sm);
+    // the C++ call: the signature's output is the call node's output; the call is inlined
+    graft::saved_model model = graft::tf::load_saved_model(sm.string());
+    const graft::meta_graph& mg = graft::tf::select_meta_graph(model);
+    std::string out = mg.signature("serving_default").outputs.begin()->second.name;
+    CHECK(mg.graph.at(graft::endpoint::parse(out).node).op == "StatefulPartitionedCall");
+    graft::graph frozen = graft::surgery::freeze(mg, (sm / "variables" / "variables").string(), {out});
+    for (const auto& n : frozen) {
+        CAPTURE(n.name);
+        CHECK(n.op != "StatefulPartitionedCall");
+        CHECK(n.op != "PartitionedCall");
+        CHECK(n.op != "VarHandleOp");
+        CHECK(n.op != "ReadVariableOp");
+    }
+    CHECK(frozen.at("a").op == "Const");
+    CHECK(frozen.at("b").op == "Const");
+    CHECK(frozen.library.functions.empty());  // every call inlined: the library goes
+    std::string x_name = mg.signature("serving_default").inputs.begin()->second.name;
+    graft::exec::session s(frozen);
+    // the TF2 export's x is float32[1]: one value per run
+    for (float v : {1.f, 2.f, 5.f}) {
+        tensor y = s.run({{x_name, tensor::from_vector<float>({v})}}, {out})[0];
+        CHECK(max_diff(y, tensor::from_vector<float>({0.5f * v + 2.f})) < 1e-6);
+    }
+    // the CLI, outputs from serving_default; the frozen GraphDef runs under graft run
+    auto d = graft::test::scratch("freeze_hp2_tf2").string();
+    auto r = graft::test::run_cli("freeze " + sm.string() + " -o " + d + "/hp2.pb");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("froze 2 variables") != std::string::npos);
+    r = graft::test::run_cli("run " + d + "/hp2.pb --feed " + x_name + "=[5] --fetch " + out + " --out " + d + "/f");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    std::string file = out;
+    std::replace(file.begin(), file.end(), ':', '_');
+    std::replace(file.begin(), file.end(), '/', '_');
+    CHECK(max_diff(graft::read_npy(d + "/f/" + file + ".npy"), tensor::from_vector<float>({4.5f})) < 1e-6);
 }

@@ -39,6 +39,7 @@
 
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "graft/graph/inline.hpp"
 #include "graft/graph/meta_graph.hpp"
 #include "graft/graph/variables.hpp"
 #include "graft/tf/bundle_writer.hpp"
@@ -89,6 +90,16 @@ inline bool reads_ref_value(const graph& g, const node& n) {
     return std::none_of(d->inputs.begin(), d->inputs.end(), [](const arg_def& a) { return a.is_ref; });
 }
 
+/// Does `n` call or name a function of `g`'s library (as its op or in a func attr)?
+inline bool uses_library(const graph& g, const node& n) {
+    if (g.library.find(n.op)) return true;
+    for (const auto& [k, v] : n.attrs) {
+        if (v.which() == attr_value::kind::func) return true;
+        if (v.is_list() && std::holds_alternative<std::vector<func_attr>>(v.list())) return true;
+    }
+    return false;
+}
+
 /// Drops "loc:@x" colocation entries naming nodes that are not in `g`.
 inline void prune_colocation(graph& g) {
     for (node& n : g) {
@@ -114,7 +125,9 @@ inline void prune_colocation(graph& g) {
 /// invalid_argument_error (no outputs; a variable's value of the wrong dtype/shape),
 /// not_found_error (outputs not in the graph, listed; variables without a value in `src`,
 /// listed with their keys), graph_error (a needed node uses a variable other than by reading it,
-/// e.g. an Assign or optimizer update: the node is named; an input naming a missing node).
+/// e.g. an Assign or optimizer update: the node is named; an input naming a missing node; a
+/// function call that cannot be inlined). Function calls the outputs need (TF2's
+/// StatefulPartitionedCall) are inlined first.
 inline graph freeze(const graph& g, const std::vector<variable_info>& vars, const value_source& src,
                     const std::vector<std::string>& outputs) {
     auto outs = freeze_detail::output_nodes(outputs);
@@ -144,6 +157,17 @@ inline graph freeze(const graph& g, const std::vector<variable_info>& vars, cons
         };
         for (auto& e : n.inputs) visit(e.node);
         for (auto& c : n.control_inputs) visit(c);
+    }
+    // TF2 graphs read their variables inside function calls (StatefulPartitionedCall with the
+    // resource handles as arguments): freeze the needed part with every call inlined, so each read
+    // is a ReadVariableOp of the outer VarHandleOp again
+    for (const auto& name : keep) {
+        if (called_function(g, g.at(name))) {
+            graph h = g;
+            prune(h, outs);
+            inline_functions(h);
+            return freeze(h, vars, src, outputs);
+        }
     }
     std::unordered_map<std::string, const variable_info*> info;
     for (auto& v : vars) info.emplace(v.node, &v);
@@ -205,8 +229,11 @@ inline graph freeze(const graph& g, const std::vector<variable_info>& vars, cons
     r.versions = g.versions;
     r.has_versions = g.has_versions;
     r.legacy_version = g.legacy_version;
-    r.library = g.library;
-    r.register_library_ops();
+    // the library only when a kept node still calls into it (after inlining, none does)
+    if (std::any_of(g.begin(), g.end(), [&](const node& n) { return keep.count(n.name) && freeze_detail::uses_library(g, n); })) {
+        r.library = g.library;
+        r.register_library_ops();
+    }
     r.reserve(keep.size());
     for (const node& n : g) {
         if (!keep.count(n.name)) continue;
