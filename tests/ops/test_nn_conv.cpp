@@ -78,9 +78,12 @@ TEST_CASE("nn Conv2D: matches a float64 direct convolution over geometries, layo
         {{2, 6, 5, 40}, 3, 3, 3, 1, 2, 1, 1},  // K = 360 > one packed panel depth
         {{2, 9, 8, 5}, 3, 3, 16, 2, 1, 2, 1},  // >= 16 out channels: im2col is the A operand (read in place)
         {{1, 11, 13, 7}, 3, 2, 21, 1, 1, 1, 1},
+        {{2, 9, 10, 6}, 3, 3, 40, 1, 1, 1, 1},  // AVX-512: 12-row x 32-column tiles read in place, a partial second B panel
+        {{1, 7, 5, 3}, 2, 2, 33, 1, 2, 1, 1},
     };
-    for (bool portable : {false, true}) {
-        ops::gemm::force_portable_kernel(portable);
+    for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+        ops::gemm::limit_kernel(isa);
+        const bool portable = isa == ops::gemm::kernel_isa::portable;
         for (const auto& g : geos)
             for (const char* padding : {"VALID", "SAME", "EXPLICIT"})
                 for (bool nhwc : {true, false}) {
@@ -99,16 +102,16 @@ TEST_CASE("nn Conv2D: matches a float64 direct convolution over geometries, layo
                         p.explicit_paddings = {0, 0, 2, 0, 1, 3, 0, 0};
                     }
                     INFO("in " << g.in.str() << " k " << g.kh << "x" << g.kw << " s " << g.sh << "," << g.sw << " d "
-                               << g.dh << "," << g.dw << " " << padding << " nhwc " << nhwc << " portable " << portable);
+                               << g.dh << "," << g.dw << " " << padding << " nhwc " << nhwc << " kernel " << static_cast<int>(isa));
                     const tensor want = test::ref_conv2d(x, f, w);
                     check_close(conv_in_layout(x, f, p, nhwc), want, 1e-4, 1e-4, "float32");
-                    if (!portable) {
+                    if (portable) {  // float64 always runs the portable kernel
                         check_close(conv_in_layout(cast(x, dtype::float64), cast(f, dtype::float64), p, nhwc), want,
                                     1e-12, 1e-12, "float64");
                     }
                 }
     }
-    ops::gemm::force_portable_kernel(false);
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
 }
 
 TEST_CASE("nn Conv2D: a 3x3 SAME layer on 1 and 3 threads agrees with the reference") {

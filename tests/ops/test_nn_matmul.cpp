@@ -55,12 +55,17 @@ TEST_CASE("nn MatMul: a small product and its transposes") {
     CHECK_THROWS_AS(ops::matmul(cast(a, dtype::float16), cast(b, dtype::bfloat16)), invalid_argument_error);
 }
 
-TEST_CASE("nn MatMul: float32/float64 against float64 loops over shapes, transposes and both kernels") {
-    const std::vector<mm_case> cases = {{1, 1, 1},   {1, 7, 5},    {5, 7, 1},    {6, 16, 16}, {7, 3, 17},
-                                        {13, 40, 9}, {1, 300, 70}, {70, 300, 1}, {97, 333, 45}, {130, 70, 33},
-                                        {7, 5, 3100}};
-    for (bool portable : {false, true}) {
-        ops::gemm::force_portable_kernel(portable);
+TEST_CASE("nn MatMul: float32/float64 against float64 loops over shapes, transposes and every kernel the CPU runs") {
+    // the AVX-512 tiles are 12x16 and 12x32 (two 6-row panels of A, one or two 16-column panels of
+    // B): shapes around 12/24 rows and 16/32/48 columns, partial second panels, K past one panel
+    // depth (320) and the transposed orientation (column-strided stores) are all here
+    const std::vector<mm_case> cases = {{1, 1, 1},     {1, 7, 5},     {5, 7, 1},     {6, 16, 16},  {7, 3, 17},
+                                        {13, 40, 9},   {1, 300, 70},  {70, 300, 1},  {97, 333, 45}, {130, 70, 33},
+                                        {7, 5, 3100},  {12, 32, 32},  {13, 20, 33},  {24, 64, 48}, {25, 321, 47},
+                                        {50, 17, 97},  {96, 40, 128}, {11, 9, 31}};
+    for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+        ops::gemm::limit_kernel(isa);
+        const bool portable = isa == ops::gemm::kernel_isa::portable;
         for (const auto& c : cases)
             for (bool ta : {false, true})
                 for (bool tb : {false, true}) {
@@ -68,15 +73,15 @@ TEST_CASE("nn MatMul: float32/float64 against float64 loops over shapes, transpo
                     const tensor b = random_tensor(dtype::float32, tb ? shape{c.N, c.K} : shape{c.K, c.N}, 12);
                     const tensor want = ref_matmul(a, b, ta, tb);
                     INFO("M=" << c.M << " K=" << c.K << " N=" << c.N << " ta=" << ta << " tb=" << tb
-                              << " portable=" << portable);
+                              << " kernel=" << static_cast<int>(isa));
                     check_close(ops::matmul(a, b, {ta, tb}), want, 1e-4, 1e-4, "float32");
-                    if (!portable) {
+                    if (portable) {  // float64 always runs the portable kernel
                         check_close(ops::matmul(cast(a, dtype::float64), cast(b, dtype::float64), {ta, tb}), want,
                                     1e-12, 1e-12, "float64");
                     }
                 }
     }
-    ops::gemm::force_portable_kernel(false);
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
 }
 
 TEST_CASE("nn MatMul: thread counts give the same result") {
