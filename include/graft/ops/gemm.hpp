@@ -197,185 +197,107 @@ template <bool UseTable>
 #undef GRAFT_GEMM_IROW
 #undef GRAFT_GEMM_ROW
 
-// AVX-512F: rows of two consecutive A panels (12 rows) against one 16-wide B panel, one zmm
-// accumulator per row. The packed layouts are the AVX2 kernel's; rows past `m` (zero-filled by
-// the packing, or repeats of a valid row for in-place A) are computed and not stored.
-[[gnu::target("avx512f")]] inline void store_avx512(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
-                                                     bool accumulate, const __m512 (&acc)[2 * mr]) {
-    if (cs == 1) {
-        const auto mask = static_cast<__mmask16>(n >= nr ? 0xFFFFu : (1u << n) - 1u);
-        for (int r = 0; r < m; ++r) {
-            float* cr = c + r * rs;
-            __m512 v = acc[r];
-            if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, cr));
-            _mm512_mask_storeu_ps(cr, mask, v);
-        }
-        return;
-    }
-    alignas(64) float tile[2 * mr * nr];
-    for (int r = 0; r < 2 * mr; ++r) _mm512_store_ps(tile + r * nr, acc[r]);
-    for (int r = 0; r < m; ++r) {
-        for (int j = 0; j < n; ++j) {
-            float& dst = c[r * rs + j * cs];
-            dst = (accumulate ? dst : 0.f) + tile[r * nr + j];
-        }
-    }
-}
+// AVX-512F: 12 rows of A (two consecutive 6-row panels) against one or, Wide, two 16-column B
+// panels, one zmm accumulator per row and panel (24 for 12x32). The packed layouts are the AVX2
+// kernel's; rows past `m` (zero-filled by the packing, or repeats of a valid row for in-place A)
+// are computed and not stored.
 
-/// Stores a 12 x 32 tile (rows of acc_lo | acc_hi), m <= 12 rows and n <= 32 columns of it.
-[[gnu::target("avx512f")]] inline void store_avx512_wide(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
-                                                          bool accumulate, const __m512 (&lo)[2 * mr],
-                                                          const __m512 (&hi)[2 * mr]) {
+/// Where the AVX-512 kernels read A: two packed 6-row panels (the second follows the first).
+/// at(r, o) is row r at the current depth; offset() gives `o` once per depth; next() steps on.
+struct packed_pair {
+    const float* a;
+    const float* a2;
+    [[nodiscard]] std::int64_t offset() const { return 0; }
+    [[nodiscard]] float at(int r, std::int64_t) const { return r < mr ? a[r] : a2[r - mr]; }
+    void next() {
+        a += mr;
+        a2 += mr;
+    }
+    void reload() {}
+};
+/// Or 12 rows in place: row r at depth k is rows[r][off[k]] (UseTable: an im2col matrix over a
+/// convolution input) or rows[r][k * step] (a strided matrix).
+template <bool UseTable>
+struct in_place_rows {
+    const float* const* rows;
+    const std::int64_t* off;
+    std::int64_t step;
+    std::int64_t o = 0;
+    [[nodiscard]] std::int64_t offset() const { return UseTable ? *off : o; }
+    [[nodiscard]] float at(int r, std::int64_t at_o) const { return rows[r][at_o]; }
+    void next() {
+        if constexpr (UseTable) ++off;
+        else o += step;
+    }
+    /// Makes the compiler read the twelve row pointers from memory at the next depth: hoisted
+    /// out of the 12x16 loop they do not fit the general registers and GCC parks them in vector
+    /// registers (measured 10% slower on LeNet's conv2; the 12x32 loop is faster without this).
+    void reload() { asm("" : "+r"(rows)); }
+};
+
+/// Stores rows [0, m) and columns [0, n) of a 12 x 16 (lo) or, Wide, 12 x 32 (lo | hi) tile.
+template <bool Wide>
+[[gnu::target("avx512f")]] inline void store_avx512(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
+                                                     bool accumulate, const __m512 (&lo)[2 * mr],
+                                                     const __m512 (&hi)[2 * mr]) {
+    constexpr int w = Wide ? 2 * nr : nr;
     if (cs == 1) {
         const auto mask_lo = static_cast<__mmask16>(n >= nr ? 0xFFFFu : (1u << n) - 1u);
         const auto mask_hi = static_cast<__mmask16>(n >= 2 * nr ? 0xFFFFu : n <= nr ? 0u : (1u << (n - nr)) - 1u);
         for (int r = 0; r < m; ++r) {
             float* cr = c + r * rs;
-            __m512 v = lo[r], w = hi[r];
-            if (accumulate) {
-                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask_lo, cr));
-                w = _mm512_add_ps(w, _mm512_maskz_loadu_ps(mask_hi, cr + nr));
-            }
+            __m512 v = lo[r];
+            if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask_lo, cr));
             _mm512_mask_storeu_ps(cr, mask_lo, v);
-            _mm512_mask_storeu_ps(cr + nr, mask_hi, w);
+            if constexpr (Wide) {
+                __m512 u = hi[r];
+                if (accumulate) u = _mm512_add_ps(u, _mm512_maskz_loadu_ps(mask_hi, cr + nr));
+                _mm512_mask_storeu_ps(cr + nr, mask_hi, u);
+            }
         }
         return;
     }
-    alignas(64) float tile[2 * mr * 2 * nr];
+    alignas(64) float tile[2 * mr * w];
     for (int r = 0; r < 2 * mr; ++r) {
-        _mm512_store_ps(tile + r * 2 * nr, lo[r]);
-        _mm512_store_ps(tile + r * 2 * nr + nr, hi[r]);
+        _mm512_store_ps(tile + r * w, lo[r]);
+        if constexpr (Wide) _mm512_store_ps(tile + r * w + nr, hi[r]);
     }
     for (int r = 0; r < m; ++r) {
         for (int j = 0; j < n; ++j) {
             float& dst = c[r * rs + j * cs];
-            dst = (accumulate ? dst : 0.f) + tile[r * 2 * nr + j];
+            dst = (accumulate ? dst : 0.f) + tile[r * w + j];
         }
     }
 }
 
-#define GRAFT_GEMM_WROW(r, src)                              \
-    {                                                        \
-        const __m512 av = _mm512_set1_ps(src);               \
-        lo##r = _mm512_fmadd_ps(av, b0, lo##r);              \
-        hi##r = _mm512_fmadd_ps(av, b1, hi##r);              \
-    }
-#define GRAFT_GEMM_WACC                                                                                 \
-    __m512 lo0 = _mm512_setzero_ps(), lo1 = lo0, lo2 = lo0, lo3 = lo0, lo4 = lo0, lo5 = lo0, lo6 = lo0,  \
-           lo7 = lo0, lo8 = lo0, lo9 = lo0, lo10 = lo0, lo11 = lo0;                                      \
-    __m512 hi0 = lo0, hi1 = lo0, hi2 = lo0, hi3 = lo0, hi4 = lo0, hi5 = lo0, hi6 = lo0, hi7 = lo0,       \
-           hi8 = lo0, hi9 = lo0, hi10 = lo0, hi11 = lo0;
-#define GRAFT_GEMM_WSTORE                                                                                \
-    const __m512 lo[2 * mr] = {lo0, lo1, lo2, lo3, lo4, lo5, lo6, lo7, lo8, lo9, lo10, lo11};             \
-    const __m512 hi[2 * mr] = {hi0, hi1, hi2, hi3, hi4, hi5, hi6, hi7, hi8, hi9, hi10, hi11};             \
-    store_avx512_wide(c, rs, cs, m, n, accumulate, lo, hi);
-
-/// C[0:m, 0:n] (= or +=) [a panel; the next a panel] * [b panel | the next b panel], m <= 12,
-/// n <= 32: 24 zmm accumulators, two loads of B and twelve broadcasts of A per 24 FMAs.
-[[gnu::target("avx512f")]] inline void kernel_avx512_12x32(std::int64_t kc, const float* a, const float* b, float* c,
-                                                            std::int64_t rs, std::int64_t cs, int m, int n,
-                                                            bool accumulate) {
-    const float* a2 = a + kc * mr;
-    const float* bb = b + kc * nr;  // the second B panel follows the first
-    GRAFT_GEMM_WACC
+/// C[0:m, 0:n] (= or +=) A rows (m <= 12) * [b panel | Wide: the next b panel] (n <= 16 or 32):
+/// per depth one or two loads of B and twelve broadcasts of A for 12 or 24 FMAs.
+template <bool Wide, class Rows>
+[[gnu::target("avx512f")]] inline void kernel_avx512(std::int64_t kc, Rows a, const float* b, float* c,
+                                                      std::int64_t rs, std::int64_t cs, int m, int n,
+                                                      bool accumulate) {
+    const float* bb = b + kc * nr;  // Wide: the second B panel follows the first
+    __m512 lo[2 * mr], hi[2 * mr];
+#pragma GCC unroll 12
+    for (int r = 0; r < 2 * mr; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (std::int64_t k = 0; k < kc; ++k) {
+        const std::int64_t o = a.offset();
         const __m512 b0 = _mm512_load_ps(b);
-        const __m512 b1 = _mm512_load_ps(bb);
-        GRAFT_GEMM_WROW(0, a[0]) GRAFT_GEMM_WROW(1, a[1]) GRAFT_GEMM_WROW(2, a[2])
-        GRAFT_GEMM_WROW(3, a[3]) GRAFT_GEMM_WROW(4, a[4]) GRAFT_GEMM_WROW(5, a[5])
-        GRAFT_GEMM_WROW(6, a2[0]) GRAFT_GEMM_WROW(7, a2[1]) GRAFT_GEMM_WROW(8, a2[2])
-        GRAFT_GEMM_WROW(9, a2[3]) GRAFT_GEMM_WROW(10, a2[4]) GRAFT_GEMM_WROW(11, a2[5])
-        a += mr;
-        a2 += mr;
+        const __m512 b1 = Wide ? _mm512_load_ps(bb) : b0;
+#pragma GCC unroll 12
+        for (int r = 0; r < 2 * mr; ++r) {
+            const __m512 av = _mm512_set1_ps(a.at(r, o));
+            lo[r] = _mm512_fmadd_ps(av, b0, lo[r]);
+            if constexpr (Wide) hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
+        }
+        a.next();
+        if constexpr (!Wide) a.reload();
         b += nr;
-        bb += nr;
+        if constexpr (Wide) bb += nr;
     }
-    GRAFT_GEMM_WSTORE
+    store_avx512<Wide>(c, rs, cs, m, n, accumulate, lo, hi);
 }
-
-/// kernel_avx512_12x32 with the 12 rows of A read in place (as kernel_avx2_indirect).
-template <bool UseTable>
-[[gnu::target("avx512f")]] inline void kernel_avx512_12x32_indirect(std::int64_t kc, const float* const* rows,
-                                                                     const std::int64_t* off, std::int64_t step,
-                                                                     const float* b, float* c, std::int64_t rs,
-                                                                     std::int64_t cs, int m, int n, bool accumulate) {
-    const float* bb = b + kc * nr;
-    GRAFT_GEMM_WACC
-    std::int64_t o = 0;
-#pragma GCC unroll 2
-    for (std::int64_t k = 0; k < kc; ++k) {
-        if constexpr (UseTable) o = off[k];
-        const __m512 b0 = _mm512_load_ps(b);
-        const __m512 b1 = _mm512_load_ps(bb);
-        GRAFT_GEMM_WROW(0, rows[0][o]) GRAFT_GEMM_WROW(1, rows[1][o]) GRAFT_GEMM_WROW(2, rows[2][o])
-        GRAFT_GEMM_WROW(3, rows[3][o]) GRAFT_GEMM_WROW(4, rows[4][o]) GRAFT_GEMM_WROW(5, rows[5][o])
-        GRAFT_GEMM_WROW(6, rows[6][o]) GRAFT_GEMM_WROW(7, rows[7][o]) GRAFT_GEMM_WROW(8, rows[8][o])
-        GRAFT_GEMM_WROW(9, rows[9][o]) GRAFT_GEMM_WROW(10, rows[10][o]) GRAFT_GEMM_WROW(11, rows[11][o])
-        b += nr;
-        bb += nr;
-        if constexpr (!UseTable) o += step;
-    }
-    GRAFT_GEMM_WSTORE
-}
-#undef GRAFT_GEMM_WSTORE
-#undef GRAFT_GEMM_WACC
-#undef GRAFT_GEMM_WROW
-
-#define GRAFT_GEMM_ZROW(r, src) acc##r = _mm512_fmadd_ps(_mm512_set1_ps(src), bv, acc##r);
-#define GRAFT_GEMM_ZACC                                                                                  \
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0, acc5 = acc0,   \
-           acc6 = acc0, acc7 = acc0, acc8 = acc0, acc9 = acc0, acc10 = acc0, acc11 = acc0;
-#define GRAFT_GEMM_ZSTORE                                                                                \
-    const __m512 acc[2 * mr] = {acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, acc9, acc10, acc11}; \
-    store_avx512(c, rs, cs, m, n, accumulate, acc);
-
-/// C[0:m, 0:n] (= or +=) [a panel; the next a panel] * b panel, m <= 12.
-[[gnu::target("avx512f")]] inline void kernel_avx512_12(std::int64_t kc, const float* a, const float* b, float* c,
-                                                         std::int64_t rs, std::int64_t cs, int m, int n,
-                                                         bool accumulate) {
-    const float* a2 = a + kc * mr;  // the second panel follows the first in the packed block
-    GRAFT_GEMM_ZACC
-#pragma GCC unroll 4
-    for (std::int64_t k = 0; k < kc; ++k) {
-        const __m512 bv = _mm512_load_ps(b);
-        GRAFT_GEMM_ZROW(0, a[0]) GRAFT_GEMM_ZROW(1, a[1]) GRAFT_GEMM_ZROW(2, a[2])
-        GRAFT_GEMM_ZROW(3, a[3]) GRAFT_GEMM_ZROW(4, a[4]) GRAFT_GEMM_ZROW(5, a[5])
-        GRAFT_GEMM_ZROW(6, a2[0]) GRAFT_GEMM_ZROW(7, a2[1]) GRAFT_GEMM_ZROW(8, a2[2])
-        GRAFT_GEMM_ZROW(9, a2[3]) GRAFT_GEMM_ZROW(10, a2[4]) GRAFT_GEMM_ZROW(11, a2[5])
-        a += mr;
-        a2 += mr;
-        b += nr;
-    }
-    GRAFT_GEMM_ZSTORE
-}
-
-/// As kernel_avx2_indirect for 12 rows of A read in place.
-template <bool UseTable>
-[[gnu::target("avx512f")]] inline void kernel_avx512_12_indirect(std::int64_t kc, const float* const* rows,
-                                                                  const std::int64_t* off, std::int64_t step,
-                                                                  const float* b, float* c, std::int64_t rs,
-                                                                  std::int64_t cs, int m, int n, bool accumulate) {
-    const float *p0 = rows[0], *p1 = rows[1], *p2 = rows[2], *p3 = rows[3], *p4 = rows[4], *p5 = rows[5];
-    const float *p6 = rows[6], *p7 = rows[7], *p8 = rows[8], *p9 = rows[9], *p10 = rows[10], *p11 = rows[11];
-    GRAFT_GEMM_ZACC
-    std::int64_t o = 0;
-#pragma GCC unroll 4
-    for (std::int64_t k = 0; k < kc; ++k) {
-        if constexpr (UseTable) o = off[k];
-        const __m512 bv = _mm512_load_ps(b);
-        GRAFT_GEMM_ZROW(0, p0[o]) GRAFT_GEMM_ZROW(1, p1[o]) GRAFT_GEMM_ZROW(2, p2[o])
-        GRAFT_GEMM_ZROW(3, p3[o]) GRAFT_GEMM_ZROW(4, p4[o]) GRAFT_GEMM_ZROW(5, p5[o])
-        GRAFT_GEMM_ZROW(6, p6[o]) GRAFT_GEMM_ZROW(7, p7[o]) GRAFT_GEMM_ZROW(8, p8[o])
-        GRAFT_GEMM_ZROW(9, p9[o]) GRAFT_GEMM_ZROW(10, p10[o]) GRAFT_GEMM_ZROW(11, p11[o])
-        b += nr;
-        if constexpr (!UseTable) o += step;
-    }
-    GRAFT_GEMM_ZSTORE
-}
-#undef GRAFT_GEMM_ZSTORE
-#undef GRAFT_GEMM_ZACC
-#undef GRAFT_GEMM_ZROW
 
 inline bool cpu_has_avx2_fma() {
     static const bool has = [] {
@@ -490,12 +412,14 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
                         float* ct = C + (ic + ir) * rs + (jc + jr) * cs;
                         if (wide && mc - ir > mr) {
                             const int m = static_cast<int>(std::min<std::int64_t>(2 * mr, mc - ir));
+                            const in_place_rows<true> by_table{rows + ir, off + pc, 0};
+                            const in_place_rows<false> by_step{rows + ir, nullptr, step};
                             if (two) {
-                                if (off) kernel_avx512_12x32_indirect<true>(kc, rows + ir, off + pc, 0, bp, ct, rs, cs, m, n, acc);
-                                else kernel_avx512_12x32_indirect<false>(kc, rows + ir, nullptr, step, bp, ct, rs, cs, m, n, acc);
+                                if (off) kernel_avx512<true>(kc, by_table, bp, ct, rs, cs, m, n, acc);
+                                else kernel_avx512<true>(kc, by_step, bp, ct, rs, cs, m, n, acc);
                             } else {
-                                if (off) kernel_avx512_12_indirect<true>(kc, rows + ir, off + pc, 0, bp, ct, rs, cs, m, n, acc);
-                                else kernel_avx512_12_indirect<false>(kc, rows + ir, nullptr, step, bp, ct, rs, cs, m, n, acc);
+                                if (off) kernel_avx512<false>(kc, by_table, bp, ct, rs, cs, m, n, acc);
+                                else kernel_avx512<false>(kc, by_step, bp, ct, rs, cs, m, n, acc);
                             }
                             ir += 2 * mr;
                             continue;
@@ -557,8 +481,9 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                         if constexpr (std::is_same_v<T, float>) {
                             if (wide && mc - ir > mr) {  // two A panels (the second may be partial)
                                 const int m = static_cast<int>(std::min<std::int64_t>(2 * mr, mc - ir));
-                                if (two) kernel_avx512_12x32(kc, abuf + ir * kc, bbuf + jr * kc, ct, rs, cs, m, n, acc);
-                                else kernel_avx512_12(kc, abuf + ir * kc, bbuf + jr * kc, ct, rs, cs, m, n, acc);
+                                const packed_pair pair{abuf + ir * kc, abuf + (ir + mr) * kc};
+                                if (two) kernel_avx512<true>(kc, pair, bbuf + jr * kc, ct, rs, cs, m, n, acc);
+                                else kernel_avx512<false>(kc, pair, bbuf + jr * kc, ct, rs, cs, m, n, acc);
                                 ir += 2 * mr;
                                 continue;
                             }
