@@ -168,8 +168,6 @@ void pool_forward(const pool_geom& g, const T* x, T* y) {
 template <class T>
 void max_pool_backward(const pool_geom& g, const T* x, const T* dy, T* dx) {
     parallel_for(g.in.n, 1, [&](std::int64_t b0, std::int64_t b1) {
-        std::vector<std::int64_t> best(static_cast<std::size_t>(g.in.c));
-        std::vector<T> bval(static_cast<std::size_t>(g.in.c));
         for (std::int64_t b = b0; b < b1; ++b) {
             const T* img = x + b * g.sn;
             T* dimg = dx + b * g.sn;
@@ -178,21 +176,21 @@ void max_pool_backward(const pool_geom& g, const T* x, const T* dy, T* dx) {
                 for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
                     std::int64_t y0, y1, x0, x1;
                     g.window(oy, ox, y0, y1, x0, x1);
+                    if (y0 >= y1 || x0 >= x1) continue;  // an empty window passes no gradient
                     const T* d = dy + b * g.on + oy * g.oy + ox * g.ox;
-                    // One sweep of the window keeps, per channel, the first strict maximum.
-                    std::fill(best.begin(), best.end(), std::int64_t{-1});
-                    for (std::int64_t yy = y0; yy < y1; ++yy)
-                        for (std::int64_t xx = x0; xx < x1; ++xx) {
-                            const std::int64_t base = yy * g.sy + xx * g.sx;
-                            for (std::int64_t c = 0; c < g.in.c; ++c) {
-                                const auto cs = static_cast<std::size_t>(c);
-                                const std::int64_t idx = base + c * g.sc;
-                                if (best[cs] < 0 || img[idx] > bval[cs]) best[cs] = idx, bval[cs] = img[idx];
-                            }
-                        }
+                    // Per channel one sweep of the window keeps the first strict maximum: it starts
+                    // from the window's first element and moves only on a strictly greater one (a
+                    // NaN first stays; later NaNs never win), the running best in registers.
+                    const std::int64_t first = y0 * g.sy + x0 * g.sx;
                     for (std::int64_t c = 0; c < g.in.c; ++c) {
-                        const auto cs = static_cast<std::size_t>(c);
-                        if (best[cs] >= 0) dimg[best[cs]] += d[c * g.oc];
+                        std::int64_t bi = first + c * g.sc;
+                        T bv = img[bi];
+                        for (std::int64_t yy = y0; yy < y1; ++yy)
+                            for (std::int64_t xx = (yy == y0 ? x0 + 1 : x0); xx < x1; ++xx) {
+                                const std::int64_t idx = yy * g.sy + xx * g.sx + c * g.sc;
+                                if (img[idx] > bv) bv = img[idx], bi = idx;
+                            }
+                        dimg[bi] += d[c * g.oc];
                     }
                 }
         }
