@@ -1,8 +1,9 @@
 // graft/ops/gemm.hpp — the matrix-product engine under MatMul, BatchMatMulV2 and the Conv2D family.
 //
 // BLIS-style blocking (KC x NC panels of B, MC x KC blocks of A, a 6x16 register tile), a micro-kernel
-// picked at run time whatever flags the program was built with (AVX-512F: two 6x16 panels of A at
-// once, a 12x16 tile in 12 zmm registers; AVX2 + FMA: 6x16 in 12 ymm; portable C++ otherwise) and
+// picked at run time whatever flags the program was built with (AVX-512F: two 6-row A panels by two
+// 16-column B panels, a 12x32 tile in 24 zmm registers, 12x16 at the edges; AVX2 + FMA: 6x16 in 12
+// ymm; portable C++ otherwise) and
 // operands given as *panel sources*, so a convolution packs its im2col panels straight from the
 // input without building the im2col matrix:
 //
@@ -215,20 +216,14 @@ struct packed_pair {
     }
     void reload() {}
 };
-/// Or 12 rows in place: row r at depth k is rows[r][off[k]] (UseTable: an im2col matrix over a
-/// convolution input) or rows[r][k * step] (a strided matrix).
-template <bool UseTable>
+/// Or 12 rows of an im2col matrix over a convolution input, in place: row r at depth k is
+/// rows[r][off[k]]. (A strided matrix is packed when the AVX-512 kernels run: see serial().)
 struct in_place_rows {
     const float* const* rows;
     const std::int64_t* off;
-    std::int64_t step;
-    std::int64_t o = 0;
-    [[nodiscard]] std::int64_t offset() const { return UseTable ? *off : o; }
+    [[nodiscard]] std::int64_t offset() const { return *off; }
     [[nodiscard]] float at(int r, std::int64_t at_o) const { return rows[r][at_o]; }
-    void next() {
-        if constexpr (UseTable) ++off;
-        else o += step;
-    }
+    void next() { ++off; }
     /// Makes the compiler read the twelve row pointers from memory at the next depth: hoisted
     /// out of the 12x16 loop they do not fit the general registers and GCC parks them in vector
     /// registers (measured 10% slower on LeNet's conv2; the 12x32 loop is faster without this).
@@ -412,15 +407,9 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
                         float* ct = C + (ic + ir) * rs + (jc + jr) * cs;
                         if (wide && mc - ir > mr) {
                             const int m = static_cast<int>(std::min<std::int64_t>(2 * mr, mc - ir));
-                            const in_place_rows<true> by_table{rows + ir, off + pc, 0};
-                            const in_place_rows<false> by_step{rows + ir, nullptr, step};
-                            if (two) {
-                                if (off) kernel_avx512<true>(kc, by_table, bp, ct, rs, cs, m, n, acc);
-                                else kernel_avx512<true>(kc, by_step, bp, ct, rs, cs, m, n, acc);
-                            } else {
-                                if (off) kernel_avx512<false>(kc, by_table, bp, ct, rs, cs, m, n, acc);
-                                else kernel_avx512<false>(kc, by_step, bp, ct, rs, cs, m, n, acc);
-                            }
+                            const in_place_rows a{rows + ir, off + pc};  // wide implies a table: see serial()
+                            if (two) kernel_avx512<true>(kc, a, bp, ct, rs, cs, m, n, acc);
+                            else kernel_avx512<false>(kc, a, bp, ct, rs, cs, m, n, acc);
                             ir += 2 * mr;
                             continue;
                         }
@@ -449,6 +438,8 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
             bool wide) {
 #ifdef GRAFT_GEMM_X86_DISPATCH
     if constexpr (std::is_same_v<T, float> && indirect_source<SA>) {
+        // with the AVX-512 kernels a strided A is packed (its twelve rows read in place ran 1.3x
+        // slower than packing on [128,784]x[784,512]); an im2col table is still read in place
         if (kern == &kernel_avx2 && (!wide || A.depth_offsets()) && A.indirect(N)) {
             serial_indirect(M, N, K, A, a_off, B, b_off, C, rs, cs, accumulate, wide);
             return;
@@ -566,8 +557,6 @@ inline std::vector<kernel_isa> available_kernels() {
     if (detail::cpu_has_avx512f()) r.push_back(kernel_isa::avx512);
     return r;
 }
-/// For tests and benchmarks: true forces the portable micro-kernel even where AVX2/FMA is present.
-inline void force_portable_kernel(bool on) { limit_kernel(on ? kernel_isa::portable : kernel_isa::avx512); }
 /// True when run() uses a SIMD (AVX2/FMA or AVX-512) micro-kernel on this CPU.
 inline bool uses_avx2() { return detail::active_isa() != kernel_isa::portable; }
 
