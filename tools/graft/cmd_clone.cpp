@@ -6,6 +6,7 @@
 // them); without, every variable is initialized by its initializer, so only init/share make sense.
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "commands.hpp"
@@ -91,25 +92,25 @@ void run_clone(const clone_args& a) {
     if (!r.init_op.empty()) s.run({}, {}, {r.init_op});
 
     std::string written;
-    const bool has_variables = !graft::find_variables(mg).empty();
+    std::optional<graft::train::saver> sv;  // over the originals and the copies
+    if (!graft::find_variables(mg).empty()) {
+        graft::train::saver_options so;
+        so.max_to_keep = 0;
+        so.write_meta_graph = !a.saved_model;  // a SavedModel holds the graph in saved_model.pb
+        sv.emplace(mg, so);
+    }
     if (a.saved_model) {
-        if (has_variables) {
-            graft::train::saver_options so;
-            so.max_to_keep = 0;
-            graft::train::saver sv(mg, so);  // its save/restore ops go into the SavedModel's graph
-            sv.save(s, graft::cli::saved_model_prefix(a.out));
-            mg.saver = sv.def();  // the source's own saver (if any) restores only the originals
+        if (sv) {
+            sv->save(s, graft::cli::saved_model_prefix(a.out));
+            mg.saver = sv->def();  // the source's own saver (if any) restores only the originals
         }
         graft::cli::finish_saved_model(a.out, mg);
         written = "SavedModel " + a.out;
-    } else if (!has_variables) {
+    } else if (sv) {
+        written = sv->save(s, a.out) + ".{meta,index,data-*}";
+    } else {
         graft::tf::write_meta_graph(mg, a.out + ".meta");
         written = a.out + ".meta (no variables: no checkpoint)";
-    } else {
-        graft::train::saver_options so;
-        so.max_to_keep = 0;
-        graft::train::saver sv(mg, so);
-        written = sv.save(s, a.out) + ".{meta,index,data-*}";
     }
     std::cout << "cloned " << r.names.size() << " nodes under '" << a.scope << "' (init " << a.init << ")\n";
     for (auto& [from, to] : r.inputs) std::cout << "  input  " << from << " -> " << to << "\n";
