@@ -62,7 +62,10 @@ TEST_CASE("nn MatMul: float32/float64 against float64 loops over shapes, transpo
     const std::vector<mm_case> cases = {{1, 1, 1},     {1, 7, 5},     {5, 7, 1},     {6, 16, 16},  {7, 3, 17},
                                         {13, 40, 9},   {1, 300, 70},  {70, 300, 1},  {97, 333, 45}, {130, 70, 33},
                                         {7, 5, 3100},  {12, 32, 32},  {13, 20, 33},  {24, 64, 48}, {25, 321, 47},
-                                        {50, 17, 97},  {96, 40, 128}, {11, 9, 31}};
+                                        {50, 17, 97},  {96, 40, 128}, {11, 9, 31},
+                                        // one row (or column): gemv, in blocks of whole vectors, the last masked
+                                        {1, 400, 120}, {1, 120, 84},  {1, 84, 10},   {1, 33, 257}, {1, 784, 512},
+                                        {120, 400, 1}};
     for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
         ops::gemm::limit_kernel(isa);
         const bool portable = isa == ops::gemm::kernel_isa::portable;
@@ -93,6 +96,14 @@ TEST_CASE("nn MatMul: thread counts give the same result") {
     set_num_threads(2);
     check_close(one, three, 1e-6, 1e-6, "1 vs 3 threads");
     check_close(one, ref_matmul(a, b, false, false), 1e-4, 1e-4, "vs reference");
+    // one row: gemv splits the columns between threads, each column summed the same way
+    const tensor x = random_tensor(dtype::float32, {1, 784}, 5), w = random_tensor(dtype::float32, {784, 512}, 6);
+    set_num_threads(1);
+    const tensor row_one = ops::matmul(x, w);
+    set_num_threads(2);
+    const tensor row_two = ops::matmul(x, w);
+    CHECK(equal(row_one, row_two));
+    check_close(row_one, ref_matmul(x, w, false, false), 1e-4, 1e-4, "gemv vs reference");
 }
 
 TEST_CASE("nn MatMul: empty and zero-depth products") {

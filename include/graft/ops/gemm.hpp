@@ -622,35 +622,61 @@ inline void gemv_portable(std::int64_t n0, std::int64_t n1, std::int64_t K, cons
     const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
+inline void gemv_store(float* y, std::int64_t incy, const float* acc, int w, bool accumulate) {
+    for (int j = 0; j < w; ++j) {
+        float& d = y[j * incy];
+        d = (accumulate ? d : 0.f) + acc[j];
+    }
+}
+
+// Columns [nb, nb + w) of y = x B for B rows contiguous along n, w <= 8V: V ymm accumulators (the
+// last one masked), one sweep down all K rows. Per column the sum runs k = 0..K-1 with one fused
+// multiply-add each, as in gemv_axpy_avx512 (the two give the same bits).
+template <int V>
+[[gnu::target("avx2,fma")]] inline void gemv_axpy_avx2(std::int64_t nb, int w, std::int64_t K, const float* x,
+                                                        std::int64_t incx, const matrix_source<float>& B, float* y,
+                                                        std::int64_t incy, bool accumulate) {
+    __m256 acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = _mm256_setzero_ps();
+    const int rest = w - 8 * (V - 1);  // 1..8 columns in the last vector
+    const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const float* row = B.data + nb;
+    for (std::int64_t k = 0; k < K; ++k, row += B.depth_stride) {
+        const __m256 xv = _mm256_set1_ps(x[k * incx]);
+        for (int v = 0; v < V - 1; ++v) acc[v] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 8 * v), acc[v]);
+        acc[V - 1] = _mm256_fmadd_ps(xv, _mm256_maskload_ps(row + 8 * (V - 1), last), acc[V - 1]);
+    }
+    alignas(32) float out[8 * V];
+    for (int v = 0; v < V; ++v) _mm256_store_ps(out + 8 * v, acc[v]);
+    gemv_store(y + nb * incy, incy, out, w, accumulate);
+}
+
+// Splits columns [n0, n1) into near-equal blocks of at most `cap` vectors of `lanes` columns and
+// runs by_vectors[vectors - 1] on each.
+template <class Fn, std::size_t Cap>
+inline void gemv_axpy_blocks(std::int64_t n0, std::int64_t n1, int lanes, const Fn (&by_vectors)[Cap], std::int64_t K,
+                             const float* x, std::int64_t incx, const matrix_source<float>& B, float* y,
+                             std::int64_t incy, bool accumulate) {
+    const std::int64_t vectors = (n1 - n0 + lanes - 1) / lanes;
+    const std::int64_t blocks = (vectors + static_cast<std::int64_t>(Cap) - 1) / static_cast<std::int64_t>(Cap);
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::int64_t vb = vectors * b / blocks, ve = vectors * (b + 1) / blocks;
+        const std::int64_t c0 = n0 + lanes * vb, c1 = std::min(n1, n0 + lanes * ve);
+        by_vectors[ve - vb - 1](c0, static_cast<int>(c1 - c0), K, x, incx, B, y, incy, accumulate);
+    }
+}
+
+using gemv_block_fn = void (*)(std::int64_t, int, std::int64_t, const float*, std::int64_t, const matrix_source<float>&,
+                               float*, std::int64_t, bool);
+
 [[gnu::target("avx2,fma")]] inline void gemv_avx2(std::int64_t n0, std::int64_t n1, std::int64_t K, const float* x,
                                                    std::int64_t incx, const matrix_source<float>& B, float* y,
                                                    std::int64_t incy, bool accumulate) {
-    if (B.outer_stride == 1) {  // rows of B are contiguous along n: axpy sweeps over 64 columns at a time
-        std::int64_t nb = n0;
-        for (; nb + 64 <= n1; nb += 64) {
-            __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-            const float* row = B.data + nb;
-            for (std::int64_t k = 0; k < K; ++k, row += B.depth_stride) {
-                const __m256 xv = _mm256_set1_ps(x[k * incx]);
-                a0 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 0), a0);
-                a1 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 8), a1);
-                a2 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 16), a2);
-                a3 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 24), a3);
-                a4 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 32), a4);
-                a5 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 40), a5);
-                a6 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 48), a6);
-                a7 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 56), a7);
-            }
-            alignas(64) float acc[64];
-            _mm256_store_ps(acc + 0, a0), _mm256_store_ps(acc + 8, a1), _mm256_store_ps(acc + 16, a2);
-            _mm256_store_ps(acc + 24, a3), _mm256_store_ps(acc + 32, a4), _mm256_store_ps(acc + 40, a5);
-            _mm256_store_ps(acc + 48, a6), _mm256_store_ps(acc + 56, a7);
-            for (int j = 0; j < 64; ++j) {
-                float& d = y[(nb + j) * incy];
-                d = (accumulate ? d : 0.f) + acc[j];
-            }
-        }
-        if (nb < n1) gemv_portable(nb, n1, K, x, incx, B, y, incy, accumulate);
+    if (B.outer_stride == 1) {  // rows of B are contiguous along n: blocks of up to 64 columns
+        static constexpr gemv_block_fn by_vectors[8] = {gemv_axpy_avx2<1>, gemv_axpy_avx2<2>, gemv_axpy_avx2<3>,
+                                                        gemv_axpy_avx2<4>, gemv_axpy_avx2<5>, gemv_axpy_avx2<6>,
+                                                        gemv_axpy_avx2<7>, gemv_axpy_avx2<8>};
+        gemv_axpy_blocks(n0, n1, 8, by_vectors, K, x, incx, B, y, incy, accumulate);
         return;
     }
     if (B.depth_stride == 1 && incx == 1) {  // columns of B are contiguous along k: dot products
@@ -671,29 +697,127 @@ inline void gemv_portable(std::int64_t n0, std::int64_t n1, std::int64_t K, cons
     }
     gemv_portable(n0, n1, K, x, incx, B, y, incy, accumulate);
 }
+// Columns [nb, nb + w) of y = x B for B rows contiguous along n, w <= 16V: V zmm accumulators (the
+// last one masked), one sweep down all K rows. Per column the sum runs k = 0..K-1 with one fused
+// multiply-add each, as in gemv_avx2 (the two give the same bits).
+template <int V>
+[[gnu::target("avx512f")]] inline void gemv_axpy_avx512(std::int64_t nb, int w, std::int64_t K, const float* x,
+                                                         std::int64_t incx, const matrix_source<float>& B, float* y,
+                                                         std::int64_t incy, bool accumulate) {
+    __m512 acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+    const __mmask16 last = static_cast<__mmask16>(w - 16 * (V - 1) >= 16 ? 0xFFFF : (1u << (w - 16 * (V - 1))) - 1);
+    const float* row = B.data + nb;
+    for (std::int64_t k = 0; k < K; ++k, row += B.depth_stride) {
+        const __m512 xv = _mm512_set1_ps(x[k * incx]);
+        for (int v = 0; v < V - 1; ++v) acc[v] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(row + 16 * v), acc[v]);
+        acc[V - 1] = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(last, row + 16 * (V - 1)), acc[V - 1]);
+    }
+    alignas(64) float out[16 * V];
+    for (int v = 0; v < V; ++v) _mm512_store_ps(out + 16 * v, acc[v]);
+    gemv_store(y + nb * incy, incy, out, w, accumulate);
+}
+
+// The sum of v's 16 lanes by lane permutes (GCC 12 warns about the undefined lanes behind
+// _mm512_reduce_add_ps and the unmasked shuffles; the zero-masked forms have none).
+[[gnu::target("avx512f")]] inline float hsum_avx512(__m512 v) {
+    const __m512i halves = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i quarters = _mm512_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
+    const __m512i pairs = _mm512_setr_epi32(2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
+    const __m512i lanes = _mm512_setr_epi32(1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+    v = _mm512_add_ps(v, _mm512_maskz_permutexvar_ps(0xFFFF, halves, v));
+    v = _mm512_add_ps(v, _mm512_maskz_permutexvar_ps(0xFFFF, quarters, v));
+    v = _mm512_add_ps(v, _mm512_maskz_permutexvar_ps(0xFFFF, pairs, v));
+    v = _mm512_add_ps(v, _mm512_maskz_permutexvar_ps(0xFFFF, lanes, v));
+    return _mm512_cvtss_f32(v);
+}
+
+// y[n] (= or +=) sum_k x[k*incx] * B(n, k) for n in [n0, n1) with AVX-512F.
+[[gnu::target("avx512f")]] inline void gemv_avx512(std::int64_t n0, std::int64_t n1, std::int64_t K, const float* x,
+                                                     std::int64_t incx, const matrix_source<float>& B, float* y,
+                                                     std::int64_t incy, bool accumulate) {
+    if (B.outer_stride == 1) {
+        // Blocks of up to 256 columns (16 accumulators): each of the K rows is read as one run of
+        // up to 1 KiB, which the hardware prefetchers follow well (the product is bound by reading B).
+        static constexpr gemv_block_fn by_vectors[16] = {
+            gemv_axpy_avx512<1>,  gemv_axpy_avx512<2>,  gemv_axpy_avx512<3>,  gemv_axpy_avx512<4>,
+            gemv_axpy_avx512<5>,  gemv_axpy_avx512<6>,  gemv_axpy_avx512<7>,  gemv_axpy_avx512<8>,
+            gemv_axpy_avx512<9>,  gemv_axpy_avx512<10>, gemv_axpy_avx512<11>, gemv_axpy_avx512<12>,
+            gemv_axpy_avx512<13>, gemv_axpy_avx512<14>, gemv_axpy_avx512<15>, gemv_axpy_avx512<16>};
+        gemv_axpy_blocks(n0, n1, 16, by_vectors, K, x, incx, B, y, incy, accumulate);
+        return;
+    }
+    if (B.depth_stride == 1 && incx == 1) {  // columns of B are contiguous along k: four dot products at a time
+        const __mmask16 tail = static_cast<__mmask16>((1u << (K % 16)) - 1);
+        const std::int64_t kv = K - K % 16;
+        std::int64_t n = n0;
+        for (; n + 4 <= n1; n += 4) {
+            const float* c0 = B.data + n * B.outer_stride;
+            const float* c1 = c0 + B.outer_stride;
+            const float* c2 = c1 + B.outer_stride;
+            const float* c3 = c2 + B.outer_stride;
+            __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+            for (std::int64_t k = 0; k < kv; k += 16) {
+                const __m512 xv = _mm512_loadu_ps(x + k);
+                s0 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(c0 + k), s0);
+                s1 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(c1 + k), s1);
+                s2 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(c2 + k), s2);
+                s3 = _mm512_fmadd_ps(xv, _mm512_loadu_ps(c3 + k), s3);
+            }
+            if (tail) {
+                const __m512 xv = _mm512_maskz_loadu_ps(tail, x + kv);
+                s0 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(tail, c0 + kv), s0);
+                s1 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(tail, c1 + kv), s1);
+                s2 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(tail, c2 + kv), s2);
+                s3 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(tail, c3 + kv), s3);
+            }
+            const float acc[4] = {hsum_avx512(s0), hsum_avx512(s1), hsum_avx512(s2), hsum_avx512(s3)};
+            gemv_store(y + n * incy, incy, acc, 4, accumulate);
+        }
+        for (; n < n1; ++n) {
+            const float* c0 = B.data + n * B.outer_stride;
+            __m512 s0 = _mm512_setzero_ps();
+            for (std::int64_t k = 0; k < kv; k += 16)
+                s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + k), _mm512_loadu_ps(c0 + k), s0);
+            if (tail) s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, x + kv), _mm512_maskz_loadu_ps(tail, c0 + kv), s0);
+            const float acc = hsum_avx512(s0);
+            gemv_store(y + n * incy, incy, &acc, 1, accumulate);
+        }
+        return;
+    }
+    gemv_avx2(n0, n1, K, x, incx, B, y, incy, accumulate);
+}
 #endif
 }  // namespace detail
 
+/// Bytes of B one thread of gemv() reads before another thread is worth waking: the product reads
+/// each element of B once, so it is bound by memory bandwidth, and a second core brings its own.
+inline constexpr double kGemvBytesPerThread = 256.0 * 1024;
+
 /// y[n*incy] (= or +=) sum_k x[k*incx] * B(n, k) for n < N: one row of A times B, split over
-/// columns on graft's thread pool. For C[1,N] = a[1,K] * B[K,N] pass B as {B, 1, ldb, N}.
+/// columns on graft's thread pool (each column's sum is the same whatever the split). For
+/// C[1,N] = a[1,K] * B[K,N] pass B as {B, 1, ldb, N}.
 inline void gemv(std::int64_t N, std::int64_t K, const float* x, std::int64_t incx, const matrix_source<float>& B,
                  float* y, std::int64_t incy, bool accumulate) {
     if (N <= 0) return;
-    const bool avx2 = uses_avx2();
-    // Chunks are whole 64-column blocks so each thread's sweep stays on the vector path, and each
-    // chunk is worth a thread hand-off (kFlopsPerThread).
-    const std::int64_t blocks = (N + 63) / 64;
-    const auto block_flops = static_cast<double>(2 * 64 * std::max<std::int64_t>(K, 1));
-    nn_detail::parallel_for(blocks, static_cast<std::int64_t>(std::ceil(detail::kFlopsPerThread / block_flops)),
-                            [&](std::int64_t bb, std::int64_t be) {
-        const std::int64_t b = bb * 64, e = std::min(N, be * 64);
+    const kernel_isa isa = detail::active_isa();
+    // Chunks are whole vectors of columns (16 under AVX-512, 8 under AVX2).
+    const std::int64_t unit = isa == kernel_isa::avx512 ? 16 : isa == kernel_isa::avx2 ? 8 : 64;
+    const std::int64_t units = (N + unit - 1) / unit;
+    const auto unit_bytes = static_cast<double>(unit * std::max<std::int64_t>(K, 1) * 4);
+    nn_detail::parallel_for(units, static_cast<std::int64_t>(std::ceil(kGemvBytesPerThread / unit_bytes)),
+                            [&](std::int64_t ub, std::int64_t ue) {
+        const std::int64_t b = ub * unit, e = std::min(N, ue * unit);
 #ifdef GRAFT_GEMM_X86_DISPATCH
-        if (avx2) {
+        if (isa == kernel_isa::avx512) {
+            detail::gemv_avx512(b, e, K, x, incx, B, y, incy, accumulate);
+            return;
+        }
+        if (isa == kernel_isa::avx2) {
             detail::gemv_avx2(b, e, K, x, incx, B, y, incy, accumulate);
             return;
         }
 #endif
-        (void)avx2;
         detail::gemv_portable(b, e, K, x, incx, B, y, incy, accumulate);
     });
 }
