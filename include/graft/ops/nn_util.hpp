@@ -170,17 +170,7 @@ inline shape shape_from_tensor(const char* op, const char* what, const tensor& t
 }
 
 /// Runs fn(task) for task in [0, tasks) on graft's thread pool (the caller runs task 0) and waits.
-inline void run_tasks(int tasks, const std::function<void(int)>& fn) {
-    if (tasks <= 1) {
-        if (tasks == 1) fn(0);
-        return;
-    }
-    const auto& dev = cpu_device();
-    Eigen::Barrier barrier(static_cast<unsigned>(tasks - 1));
-    for (int t = 1; t < tasks; ++t) dev.enqueue_with_barrier(&barrier, [&fn, t] { fn(t); });
-    fn(0);
-    barrier.Wait();
-}
+inline void run_tasks(int tasks, const std::function<void(int)>& fn) { graft::run_tasks(tasks, fn); }
 
 /// Splits [0, n) into at most num_threads() contiguous chunks of >= `grain` items and runs
 /// fn(begin, end) on each in parallel. Chunk boundaries depend only on n, grain and the thread count.

@@ -147,8 +147,9 @@ inline std::int64_t dim_product(const std::vector<std::int64_t>& d, std::size_t 
     return p;
 }
 
-/// Runs f(first, last) over [0, n) on graft's thread pool; `bytes` and `cycles` are the cost of one
-/// unit of work (Eigen's cost model decides how many blocks to cut; small n runs inline).
+/// Runs f(first, last) over [0, n) on graft's thread pool, the caller taking the first share;
+/// `bytes` and `cycles` are the cost of one unit of work (Eigen's cost model decides how many
+/// threads it is worth; small n runs inline). Shares are contiguous and near-equal.
 inline void parallel_for(std::int64_t n, double bytes, double cycles,
                          const std::function<void(std::int64_t, std::int64_t)>& f) {
     if (n <= 0) return;
@@ -157,9 +158,16 @@ inline void parallel_for(std::int64_t n, double bytes, double cycles,
         f(0, n);
         return;
     }
-    cpu_device().parallelFor(static_cast<Eigen::Index>(n),
-                             Eigen::TensorOpCost(bytes * 0.5, bytes * 0.5, cycles),
-                             [&](Eigen::Index a, Eigen::Index b) { f(a, b); });
+    const int tasks = Eigen::TensorCostModel<Eigen::ThreadPoolDevice>::numThreads(
+        static_cast<double>(n), Eigen::TensorOpCost(bytes * 0.5, bytes * 0.5, cycles), num_threads());
+    if (tasks <= 1) {
+        f(0, n);
+        return;
+    }
+    run_tasks(tasks, [&](int t) {
+        const std::int64_t b = n * t / tasks, e = n * (t + 1) / tasks;
+        if (b < e) f(b, e);
+    });
 }
 
 /// A list of C++ element types.

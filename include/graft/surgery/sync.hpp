@@ -200,8 +200,8 @@ struct sync_report {
 
 namespace detail {
 
-// t copied into `c` (same dtype and shape; another device's memory), in parallel chunks on graft's
-// thread pool when it is large.
+// t copied into `c` (same dtype and shape; another device's memory), one share per thread of
+// graft's pool when it is large.
 inline tensor device_copy(const tensor& t, tensor c) {
     if (t.type() == dtype::string) return t.clone();
     const std::size_t n = t.nbytes();
@@ -212,14 +212,12 @@ inline tensor device_copy(const tensor& t, tensor c) {
         if (n) std::memcpy(dst, src, n);
         return c;
     }
-    const std::size_t chunks = (n + grain - 1) / grain;
-    cpu_device().parallelFor(static_cast<Eigen::Index>(chunks),
-                             Eigen::TensorOpCost(static_cast<double>(grain), static_cast<double>(grain), 0),
-                             [&](Eigen::Index b, Eigen::Index e) {
-                                 const auto lo = static_cast<std::size_t>(b) * grain;
-                                 const auto hi = std::min(n, static_cast<std::size_t>(e) * grain);
-                                 std::memcpy(dst + lo, src + lo, hi - lo);
-                             });
+    // one share per thread (the caller's included): copying is bound by memory bandwidth
+    const int tasks = num_threads();
+    const auto edge = [&](int t) {  // cache-line aligned share boundaries
+        return t == tasks ? n : n * static_cast<std::size_t>(t) / static_cast<std::size_t>(tasks) / 64 * 64;
+    };
+    graft::run_tasks(tasks, [&](int t) { std::memcpy(dst + edge(t), src + edge(t), edge(t + 1) - edge(t)); });
     return c;
 }
 
