@@ -114,6 +114,45 @@ TEST_CASE("nn Conv2D: matches a float64 direct convolution over geometries, layo
     ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
 }
 
+TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512) gives the GEMM path's bits") {
+    if (!ops::gemm::detail::cpu_has_avx512f()) {
+        MESSAGE("skipped: this CPU has no AVX-512F (the direct path is AVX-512 only)");
+        return;
+    }
+    struct geo {
+        shape in;
+        std::int64_t kh, kw, oc, sh, dh, dw;
+        const char* padding;
+    };
+    const std::vector<geo> geos = {
+        {{1, 28, 28, 1}, 5, 5, 6, 1, 1, 1, "SAME"},       // LeNet's first layer, one output row per chunk
+        {{5, 28, 28, 1}, 5, 5, 6, 1, 1, 1, "SAME"},       // split over threads
+        {{2, 9, 8, 3}, 3, 3, 8, 2, 2, 1, "EXPLICIT"},     // row stride and dilation, 8 channels
+        {{2, 23, 40, 2}, 3, 2, 7, 1, 1, 2, "VALID"},      // 7 channels: 224-float chunks of a 266-float row
+        {{3, 130, 130, 8}, 3, 3, 8, 1, 1, 1, "VALID"},    // spread planes over 4 MiB: one image at a time
+        {{1, 7, 5, 2}, 2, 2, 1, 1, 1, 1, "SAME"},
+    };
+    for (const auto& g : geos)
+        for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            const tensor x = random_tensor(dtype::float32, g.in, 15);
+            const tensor f = random_tensor(dtype::float32, {g.kh, g.kw, g.in.dim(3), g.oc}, 16);
+            ops::conv2d_params p;
+            p.strides = {1, g.sh, 1, 1};
+            p.dilations = {1, g.dh, g.dw, 1};
+            p.padding = g.padding;
+            if (std::string(g.padding) == "EXPLICIT") p.explicit_paddings = {0, 0, 2, 0, 1, 3, 0, 0};
+            ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
+            const tensor gemm_path = ops::conv2d(x, f, p);
+            ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+            const tensor direct = ops::conv2d(x, f, p);
+            INFO("in " << g.in.str() << " k " << g.kh << "x" << g.kw << "x" << g.oc << " " << g.padding << " threads "
+                       << threads);
+            CHECK(equal(direct, gemm_path));
+        }
+    set_num_threads(2);
+}
+
 TEST_CASE("nn Conv2D: a 3x3 SAME layer on 1 and 3 threads agrees with the reference") {
     const tensor x = random_tensor(dtype::float32, {3, 12, 12, 16}, 8), f = random_tensor(dtype::float32, {3, 3, 16, 24}, 9);
     const tensor want = test::ref_conv2d(x, f, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1});

@@ -17,7 +17,11 @@
 #include "graft/core/config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <memory>
+#include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "graft/core/error.hpp"
@@ -30,6 +34,113 @@
 namespace graft::ops {
 namespace nn_detail {
 
+#ifdef GRAFT_GEMM_X86_DISPATCH
+// out[0, len) = sum over taps t of base[tap_off[t] + j] * w_t[j], len <= 16V: V zmm accumulators (the
+// last masked), taps in order with one fused multiply-add each. w_t repeats with period OC; its
+// distinct vectors are wpat[t*period + 16*(v % P)], P = period / 16.
+template <int V>
+[[gnu::target("avx512f")]] inline void conv_taps_avx512(const float* base, const std::int64_t* tap_off,
+                                                        const float* wpat, std::int64_t period, std::int64_t taps,
+                                                        int len, float* out) {
+    __m512 acc[V];
+    std::int64_t woff[V];
+    const std::int64_t P = period / 16;
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps(), woff[v] = 16 * (v % P);
+    const int rest = len - 16 * (V - 1);
+    const auto last = static_cast<__mmask16>((1u << rest) - 1);
+    for (std::int64_t t = 0; t < taps; ++t) {
+        const float* src = base + tap_off[t];
+        const float* w = wpat + t * period;
+#pragma GCC unroll 16
+        for (int v = 0; v < V - 1; ++v)
+            acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(src + 16 * v), _mm512_load_ps(w + woff[v]), acc[v]);
+        acc[V - 1] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(last, src + 16 * (V - 1)),
+                                     _mm512_load_ps(w + woff[V - 1]), acc[V - 1]);
+    }
+#pragma GCC unroll 16
+    for (int v = 0; v < V - 1; ++v) _mm512_storeu_ps(out + 16 * v, acc[v]);
+    _mm512_mask_storeu_ps(out + 16 * (V - 1), last, acc[V - 1]);
+}
+
+// dst[x*oc + c] = src[x*step] for x < n, c < oc <= 16: one masked store of a broadcast per value.
+[[gnu::target("avx512f")]] inline void spread_avx512(const float* src, std::int64_t step, std::int64_t n,
+                                                     std::int64_t oc, float* dst) {
+    const auto lanes = static_cast<__mmask16>((1u << oc) - 1);
+    for (std::int64_t x = 0; x < n; ++x) _mm512_mask_storeu_ps(dst + x * oc, lanes, _mm512_set1_ps(src[x * step]));
+}
+
+/// Whether conv_narrow_avx512 takes this forward convolution: NHWC float32 under AVX-512 with at
+/// most 8 output channels (a GEMM register tile is 16 or 32 channels wide: it wastes half or more;
+/// at 16 channels GEMM was 2.3x faster on LeNet's second layer), unit column stride, and a depth
+/// within one GEMM panel (so both paths sum the same products in the same order).
+inline bool conv_narrow_fits(const conv_geom& g) {
+    return g.nhwc && g.oc <= 8 && g.sw == 1 && g.K() <= gemm::kc_block && g.ic <= 8 &&
+           gemm::active_kernel() == gemm::kernel_isa::avx512;
+}
+
+/// Direct convolution for few output channels. An NHWC output row is OW*OC contiguous floats; with
+/// unit column stride, output element j = ox*OC + c of row oy takes, for tap (ky, kx, ic), the
+/// input value at column ox + kx*dw, channel ic. Each input plane is first spread OC-fold
+/// (rep[ic][y][x*OC + c] = in[y][x][ic]), so a tap reads one contiguous run of the row and
+/// multiplies it by the tap's filter weights repeated with period OC (wpat). No packing, every
+/// vector lane useful. Taps run in im2col depth order, so the result equals the GEMM path's bits.
+inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float* f, float* y) {
+    const padded_input<float> in(g0, x);
+    const conv_geom& g = in.g;  // every window inside
+    const std::int64_t OC = g.oc, taps = g.K(), row = g.iw * OC, plane = g.ih * row;
+    const std::int64_t image = std::max<std::int64_t>(1, g.ic * plane);
+    // a tap's weights along a row repeat every OC floats, its vectors every lcm(OC, 16) floats
+    const std::int64_t period = std::lcm(OC, std::int64_t{16});
+    const std::int64_t L = 256 / period * period;  // floats per chunk of an output row (<= 16 vectors)
+    const std::int64_t out_row = g.ow * OC;
+    std::vector<float> wpat_store(static_cast<std::size_t>(taps * period + 16));
+    float* const wpat = wpat_store.data() + (16 - reinterpret_cast<std::uintptr_t>(wpat_store.data()) / 4 % 16) % 16;
+    for (std::int64_t t = 0; t < taps; ++t)
+        for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1)
+            wpat[t * period + j] = f[t * OC + c];
+    std::vector<std::int64_t> tap_off(static_cast<std::size_t>(taps));
+    for (std::int64_t ky = 0, t = 0; ky < g.kh; ++ky)
+        for (std::int64_t kx = 0; kx < g.kw; ++kx)
+            for (std::int64_t ic = 0; ic < g.ic; ++ic, ++t)
+                tap_off[static_cast<std::size_t>(t)] = ic * plane + ky * g.dh * row + kx * g.dw * OC;
+    using taps_fn = void (*)(const float*, const std::int64_t*, const float*, std::int64_t, std::int64_t, int, float*);
+    static constexpr taps_fn by_vectors[16] = {
+        conv_taps_avx512<1>,  conv_taps_avx512<2>,  conv_taps_avx512<3>,  conv_taps_avx512<4>,
+        conv_taps_avx512<5>,  conv_taps_avx512<6>,  conv_taps_avx512<7>,  conv_taps_avx512<8>,
+        conv_taps_avx512<9>,  conv_taps_avx512<10>, conv_taps_avx512<11>, conv_taps_avx512<12>,
+        conv_taps_avx512<13>, conv_taps_avx512<14>, conv_taps_avx512<15>, conv_taps_avx512<16>};
+    // images in groups whose spread planes take about 8 MiB (at least one image)
+    const std::int64_t group = std::clamp<std::int64_t>((std::int64_t{1} << 21) / image, 1, g.n);
+    const std::unique_ptr<float[]> rep(new float[static_cast<std::size_t>(group * image)]);
+    const double row_flops = 2.0 * static_cast<double>(out_row * taps);
+    for (std::int64_t b0 = 0; b0 < g.n; b0 += group) {
+        const std::int64_t nb = std::min(group, g.n - b0);
+        parallel_for(nb * g.ih, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, row * g.ic)),
+                     [&](std::int64_t r0, std::int64_t r1) {
+            for (std::int64_t r = r0; r < r1; ++r) {
+                const std::int64_t b = r / g.ih, iy = r - b * g.ih;
+                const float* src = in.data + (b0 + b) * g.in_sn + iy * g.in_sh;
+                float* dst = rep.get() + b * image + iy * row;
+                for (std::int64_t ic = 0; ic < g.ic; ++ic) spread_avx512(src + ic, g.ic, g.iw, OC, dst + ic * plane);
+            }
+        });
+        parallel_for(nb * g.oh, static_cast<std::int64_t>(std::ceil(gemm::detail::kFlopsPerThread / row_flops)),
+                     [&](std::int64_t r0, std::int64_t r1) {
+            for (std::int64_t r = r0; r < r1; ++r) {
+                const std::int64_t b = r / g.oh, oy = r - b * g.oh;
+                const float* base = rep.get() + b * image + oy * g.sh * row;
+                float* out = y + (b0 + b) * g.out_sn + oy * g.out_sh;
+                for (std::int64_t j0 = 0; j0 < out_row; j0 += L) {
+                    const int len = static_cast<int>(std::min(L, out_row - j0));
+                    by_vectors[(len + 15) / 16 - 1](base + j0, tap_off.data(), wpat, period, taps, len, out + j0);
+                }
+            }
+        });
+    }
+}
+#endif
+
 template <class T>
 void conv_forward(const conv_geom& g, const T* x, const T* f, T* y) {
     const std::int64_t K = g.K(), P = g.out_pixels();
@@ -41,6 +152,14 @@ void conv_forward(const conv_geom& g, const T* x, const T* f, T* y) {
         gemm::run(M, g.oc, K, gemm::matrix_source<T>{x, g.ic, 1, M}, filter_by_k, y, g.oc, 1, false);
         return;
     }
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float>) {
+        if (conv_narrow_fits(g)) {
+            conv_narrow_avx512(g, x, f, y);
+            return;
+        }
+    }
+#endif
     const padded_input<T> in(g, x);
     const im2col_tables tab(in.g);
     if (g.nhwc) {
