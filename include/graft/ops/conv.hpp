@@ -10,7 +10,8 @@
 //
 // Kernels: implicit im2col + GEMM (ops/gemm.hpp) — the forward pass and the filter gradient pack GEMM
 // panels straight from the input (a zero-bordered copy when padded); the input gradient runs GEMM into
-// a bounded column buffer and scatters it back (col2im). float32 and float64; NHWC and NCHW; SAME,
+// a bounded column buffer and scatters it back (col2im). Under AVX-512 a forward NHWC float32 layer
+// with <= 8 output channels and unit column stride runs a direct kernel instead (conv_narrow_avx512). float32 and float64; NHWC and NCHW; SAME,
 // VALID and EXPLICIT padding; any strides and dilations.
 #pragma once
 
