@@ -17,6 +17,7 @@
 #pragma once
 
 #include <iostream>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,10 @@ struct session_options {
     bool allow_soft_placement = true;
     /// Print "node (op) -> device" for every step when a plan is made (to stderr).
     bool log_device_placement = false;
+    /// Run MatMul / Conv2D -> BiasAdd (-> Relu, Relu6, Elu or LeakyRelu) chains on the CPU as one
+    /// _FusedMatMul / _FusedConv2D step, as TF's grappler remapper does, where nothing else reads
+    /// (or fetches) the intermediate tensors. Same results bit for bit; fewer steps and buffers.
+    bool fuse_ops = true;
 };
 
 /// Where one node runs and why (for log_device_placement and tests).
@@ -195,6 +200,7 @@ struct plan {
         std::vector<int> next_iteration_steps;  ///< dead before the first iteration
     };
     std::vector<step> steps;
+    std::deque<node> fused_nodes;         ///< the nodes of fused steps (see session_options::fuse_ops)
     std::vector<loop> loops;              ///< outer loops before the loops they contain
     std::vector<int> loop_starting_at;    ///< per step: outermost loop whose range starts there, or -1
     int num_slots = 0;

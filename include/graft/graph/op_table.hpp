@@ -126,6 +126,14 @@ inline const std::vector<std::string>& builtin_op_specs() {
         const std::string pool = "; ksize: list(int) >= 4; strides: list(int) >= 4; padding: string; "
                                  "data_format: string = \"NHWC\"";
         s.push_back("Conv2D(input: T, filter: T) -> (output: T)" + conv);
+        // what TF's grappler remapper writes (and graft's executor fuses): Conv2D/MatMul + BiasAdd
+        // (+ activation) as one node
+        const std::string fused = "; num_args: int >= 0; fused_ops: list(string) = []; epsilon: float = 0.0001; "
+                                  "leakyrelu_alpha: float = 0.2";
+        s.push_back("_FusedConv2D(input: T, filter: T, args: num_args * T, host_args: num_host_args * float) -> "
+                    "(output: T)" + conv + fused + "; num_host_args: int >= 0 = 0; filter_format: string = \"HWIO\"");
+        s.push_back("_FusedMatMul(a: T, b: T, args: num_args * T) -> (product: T); transpose_a: bool = false; "
+                    "transpose_b: bool = false; T: type" + fused);
         s.push_back("Conv2DBackpropInput(input_sizes: int32, filter: T, out_backprop: T) -> (output: T)" + conv);
         s.push_back("Conv2DBackpropFilter(input: T, filter_sizes: int32, out_backprop: T) -> (output: T)" + conv);
         s.push_back("DepthwiseConv2dNative(input: T, filter: T) -> (output: T)" + dw);

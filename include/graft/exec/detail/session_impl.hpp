@@ -31,6 +31,96 @@ inline bool is_enter(std::string_view op) { return op == "Enter" || op == "RefEn
 inline bool is_exit(std::string_view op) { return op == "Exit" || op == "RefExit"; }
 inline bool is_next_iteration(std::string_view op) { return op == "NextIteration" || op == "RefNextIteration"; }
 
+inline bool is_fusable_activation(std::string_view op) {
+    return op == "Relu" || op == "Relu6" || op == "Elu" || op == "LeakyRelu";
+}
+
+/// The remapper (session_options::fuse_ops): in `topo`, each MatMul / Conv2D (float32, on the
+/// CPU) whose only reader is a BiasAdd, and that BiasAdd's only reader an activation, become one
+/// _FusedMatMul / _FusedConv2D node (kept in p.fused_nodes) at the place of the last node of the
+/// chain and named as it. A node that is fetched, fed past, a target or a control input stays.
+/// `replaced` maps the chain's last node to its fused node.
+template <class FeedIndex, class Placed>
+std::vector<const node*> fuse_chains(const graph& g, const std::vector<const node*>& topo, const FeedIndex& feed_index,
+                                     const std::vector<endpoint>& fetches, const std::vector<const node*>& targets,
+                                     const Placed& placed, plan& p,
+                                     std::unordered_map<const node*, const node*>& replaced) {
+    std::unordered_map<const node*, int> readers;  // data edges, fetches, control edges, targets
+    std::unordered_map<const node*, const node*> only_reader;
+    for (const node* n : topo) {
+        for (auto& in : n->inputs) {
+            if (feed_index.count(in)) continue;
+            const node* src = g.find(in.node);
+            ++readers[src];
+            only_reader[src] = n;
+        }
+        for (auto& c : n->control_inputs) readers[g.find(c)] += 2;
+    }
+    for (auto& e : fetches) readers[g.find(e.node)] += 2;
+    for (const node* t : targets) readers[t] += 2;
+    auto on_cpu_float = [&](const node* n) {
+        auto it = placed.find(n);
+        const attr_value* t = n->attr("T");
+        return it != placed.end() && it->second.dev.is_cpu() && t && t->which() == attr_value::kind::type &&
+               t->type() == dtype::float32;
+    };
+    // the single data reader of n's output 0, reading it as input 0, or null
+    auto sole_reader = [&](const node* n) -> const node* {
+        auto r = readers.find(n);
+        if (r == readers.end() || r->second != 1) return nullptr;
+        const node* next = only_reader.at(n);
+        if (next->inputs.empty() || next->inputs[0] != endpoint{n->name, 0} || feed_index.count(next->inputs[0]))
+            return nullptr;
+        for (std::size_t i = 1; i < next->inputs.size(); ++i)
+            if (next->inputs[i].node == n->name) return nullptr;
+        return next;
+    };
+    auto format = [](const node* n) {
+        const attr_value* f = n->attr("data_format");
+        return f && f->which() == attr_value::kind::s ? f->s() : std::string("NHWC");
+    };
+    std::unordered_set<const node*> absorbed;
+    std::unordered_map<const node*, const node*> fused_at;  // last node of a chain -> fused node
+    for (const node* a : topo) {
+        if ((a->op != "MatMul" && a->op != "Conv2D") || !on_cpu_float(a) || a->inputs.size() != 2) continue;
+        const node* b = sole_reader(a);
+        if (!b || b->op != "BiasAdd" || b->inputs.size() != 2 || !on_cpu_float(b)) continue;
+        if (format(b) != (a->op == "Conv2D" ? format(a) : std::string("NHWC"))) continue;
+        const node* c = sole_reader(b);
+        if (c && (!is_fusable_activation(c->op) || c->inputs.size() != 1 || !on_cpu_float(c))) c = nullptr;
+        const node* last = c ? c : b;
+        node f(last->name, a->op == "MatMul" ? "_FusedMatMul" : "_FusedConv2D",
+               {a->inputs[0], a->inputs[1], b->inputs[1]});
+        f.device = a->device;
+        f.attrs = a->attrs;
+        std::vector<std::string> ops{"BiasAdd"};
+        if (c) ops.push_back(c->op);
+        f.attrs.set("fused_ops", attr_value::list_of(std::move(ops)));
+        f.attrs.set("num_args", attr_value(std::int64_t{1}));
+        if (c && c->op == "LeakyRelu") {
+            const attr_value* alpha = c->attr("alpha");
+            f.attrs.set("leakyrelu_alpha", attr_value(alpha ? alpha->f() : 0.2f));
+        }
+        for (const node* n : {a, b, c}) {
+            if (n) f.control_inputs.insert(f.control_inputs.end(), n->control_inputs.begin(), n->control_inputs.end());
+        }
+        p.fused_nodes.push_back(std::move(f));
+        absorbed.insert(a);
+        if (c) absorbed.insert(b);
+        fused_at[last] = &p.fused_nodes.back();
+        replaced[last] = &p.fused_nodes.back();
+    }
+    if (fused_at.empty()) return topo;
+    std::vector<const node*> out;
+    out.reserve(topo.size());
+    for (const node* n : topo) {
+        if (absorbed.count(n)) continue;
+        auto it = fused_at.find(n);
+        out.push_back(it == fused_at.end() ? n : it->second);
+    }
+    return out;
+}
+
 /// Kahn's algorithm over items 0..n-1 with edges succ; ties go to the smaller item. Returns the
 /// order, shorter than n when the items form a cycle (indeg then says which are on it).
 inline std::vector<int> kahn_order(std::size_t n, const std::vector<std::vector<int>>& succ, std::vector<int>& indeg) {
@@ -360,6 +450,16 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
                           "break the cycle (only while loops may have back edges, through NextIteration)");
     }
     if (has_loops) topo = impl::order_loops(g, topo, feed_index, *p);
+    std::unordered_map<const node*, const node*> fused;  // a chain's last node -> its fused node
+    if (opts.fuse_ops && !has_loops && kernels.find_entry(device_kind::cpu, "_FusedMatMul") &&
+        kernels.find_entry(device_kind::cpu, "_FusedConv2D")) {
+        topo = impl::fuse_chains(g, topo, feed_index, fetch_eps, target_nodes, placed, *p, fused);
+        for (auto [last, f] : fused) {
+            placement_decision d = placed.at(last);
+            d.kernel = kernels.find_entry(device_kind::cpu, f->op);
+            placed.emplace(f, std::move(d));
+        }
+    }
 
     // Slots: feeds first, then every step's outputs.
     std::unordered_map<const node*, int> step_of, first_slot;
@@ -380,6 +480,10 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
         step_of[n] = static_cast<int>(p->steps.size());
         first_slot[n] = s.first_output;
         p->steps.push_back(std::move(s));
+    }
+    for (auto [last, f] : fused) {  // readers name the chain's last node
+        step_of[last] = step_of.at(f);
+        first_slot[last] = first_slot.at(f);
     }
     p->num_slots = slots;
     auto slot_of = [&](const endpoint& e, const node* reader) -> int {

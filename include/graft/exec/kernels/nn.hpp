@@ -5,7 +5,9 @@
 #include "graft/exec/kernel.hpp"
 #include "graft/exec/kernels/nn_params.hpp"
 #include "graft/exec/session.hpp"
+#include "graft/ops/bias_add.hpp"
 #include "graft/ops/nn_all.hpp"
+#include "graft/ops/unary.hpp"
 
 namespace graft::exec::kernels {
 
@@ -30,6 +32,32 @@ void apply_op(kernel_context& c, int num_var_inputs, F&& f) {
     vars[0]->update_in_place([&](tensor& var) { f(var, slot_values); });
     if (!c.raw_input(0).is_resource && c.num_outputs() > 0) c.set_output_value(0, value::ref(vars[0]));
 }
+/// The epilogue of _FusedConv2D / _FusedMatMul, in place on the product y: fused_ops is
+/// ["BiasAdd"] or ["BiasAdd", activation] with activation Relu, Relu6, Elu or LeakyRelu, the bias
+/// being args[0] (input 2). The same ops as the unfused nodes, so the same bits. Throws
+/// unimplemented_error naming the node for any other list.
+inline tensor fused_epilogue(kernel_context& c, tensor y, std::string_view data_format) {
+    std::vector<std::string> ops_list;
+    if (auto* a = c.find_attr("fused_ops")) ops_list = a->list_of<std::string>();
+    const auto unsupported = [&] {
+        std::string list;
+        for (auto& o : ops_list) list += (list.empty() ? "" : ", ") + o;
+        c.fail(detail::cat("fused_ops [", list, "] is not supported (graft runs BiasAdd, optionally followed by ",
+                           "Relu, Relu6, Elu or LeakyRelu)"),
+               "rewrite the node as its unfused ops");
+    };
+    if (ops_list.empty() || ops_list.size() > 2 || ops_list[0] != "BiasAdd" || c.num_inputs() != 3) unsupported();
+    y = ops::bias_add(y, c.input(2), data_format, &y);
+    if (ops_list.size() == 1) return y;
+    const std::string& act = ops_list[1];
+    if (act == "Relu") return ops::relu(y, &y);
+    if (act == "Relu6") return ops::relu6(y, &y);
+    if (act == "Elu") return ops::elu(y, &y);
+    if (act == "LeakyRelu") return ops::leaky_relu(y, c.attr_or<float>("leakyrelu_alpha", 0.2f), &y);
+    unsupported();
+    return y;
+}
+
 }  // namespace impl
 
 inline void register_nn(kernel_registry& r) {
@@ -45,6 +73,15 @@ inline void register_nn(kernel_registry& r) {
     r.add("BatchMatMulV2", bmm);
     r.add("BatchMatMulV3", bmm);
     r.add("Conv2D", [](kernel_context& c) { c.set_output(0, ops::conv2d(c.input(0), c.input(1), impl::conv_params(c))); });
+    r.add("_FusedConv2D", [](kernel_context& c) {
+        const ops::conv2d_params p = impl::conv_params(c);
+        if (c.attr_or<std::string>("filter_format", "HWIO") != "HWIO") c.fail("only filter_format HWIO is supported");
+        c.set_output(0, impl::fused_epilogue(c, ops::conv2d(c.input(0), c.input(1), p), p.data_format));
+    });
+    r.add("_FusedMatMul", [](kernel_context& c) {
+        ops::matmul_params p{c.attr_or<bool>("transpose_a", false), c.attr_or<bool>("transpose_b", false)};
+        c.set_output(0, impl::fused_epilogue(c, ops::matmul(c.input(0), c.input(1), p), "NHWC"));
+    });
     r.add("Conv2DBackpropInput", [](kernel_context& c) {
         c.set_output(0, ops::conv2d_backprop_input(c.input(0), c.input(1), c.input(2), impl::conv_params(c)));
     });
