@@ -114,7 +114,7 @@ TEST_CASE("nn Conv2D: matches a float64 direct convolution over geometries, layo
     ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
 }
 
-TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512) gives the GEMM path's bits") {
+TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512): the GEMM path's bits, filter gradient close") {
     if (!ops::gemm::detail::cpu_has_avx512f()) {
         MESSAGE("skipped: this CPU has no AVX-512F (the direct path is AVX-512 only)");
         return;
@@ -144,11 +144,15 @@ TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512) gives the GEMM
             if (std::string(g.padding) == "EXPLICIT") p.explicit_paddings = {0, 0, 2, 0, 1, 3, 0, 0};
             ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
             const tensor gemm_path = ops::conv2d(x, f, p);
+            const tensor dy = random_tensor(dtype::float32, gemm_path.shape(), 17);
+            const tensor gemm_df = ops::conv2d_backprop_filter(x, f.shape(), dy, p);
             ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
             const tensor direct = ops::conv2d(x, f, p);
             INFO("in " << g.in.str() << " k " << g.kh << "x" << g.kw << "x" << g.oc << " " << g.padding << " threads "
                        << threads);
             CHECK(equal(direct, gemm_path));
+            // the filter gradient sums in another order (rows per thread, then lanes): close, not equal
+            check_close(ops::conv2d_backprop_filter(x, f.shape(), dy, p), gemm_df, 1e-4, 1e-4, "filter gradient");
         }
     set_num_threads(2);
 }

@@ -10,9 +10,10 @@
 //
 // Kernels: implicit im2col + GEMM (ops/gemm.hpp) — the forward pass and the filter gradient pack GEMM
 // panels straight from the input (a zero-bordered copy when padded); the input gradient runs GEMM into
-// a bounded column buffer and scatters it back (col2im). Under AVX-512 a forward NHWC float32 layer
-// with <= 8 output channels and unit column stride runs a direct kernel instead (conv_narrow_avx512). float32 and float64; NHWC and NCHW; SAME,
-// VALID and EXPLICIT padding; any strides and dilations.
+// a bounded column buffer and scatters it back (col2im). Under AVX-512, NHWC float32 layers with <= 8
+// output channels and unit column stride run direct kernels for the forward pass and the filter
+// gradient instead (conv_narrow_avx512, conv_narrow_filter_grad_avx512). float32 and float64; NHWC
+// and NCHW; SAME, VALID and EXPLICIT padding; any strides and dilations.
 #pragma once
 
 #include "graft/core/config.hpp"
@@ -86,37 +87,33 @@ inline bool conv_narrow_fits(const conv_geom& g) {
 /// (rep[ic][y][x*OC + c] = in[y][x][ic]), so a tap reads one contiguous run of the row and
 /// multiplies it by the tap's filter weights repeated with period OC (wpat). No packing, every
 /// vector lane useful. Taps run in im2col depth order, so the result equals the GEMM path's bits.
-inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float* f, float* y) {
-    const padded_input<float> in(g0, x);
-    const conv_geom& g = in.g;  // every window inside
-    const std::int64_t OC = g.oc, taps = g.K(), row = g.iw * OC, plane = g.ih * row;
-    const std::int64_t image = std::max<std::int64_t>(1, g.ic * plane);
-    // a tap's weights along a row repeat every OC floats, its vectors every lcm(OC, 16) floats
-    const std::int64_t period = std::lcm(OC, std::int64_t{16});
-    const std::int64_t L = 256 / period * period;  // floats per chunk of an output row (<= 16 vectors)
-    const std::int64_t out_row = g.ow * OC;
-    std::vector<float> wpat_store(static_cast<std::size_t>(taps * period + 16));
-    float* const wpat = wpat_store.data() + (16 - reinterpret_cast<std::uintptr_t>(wpat_store.data()) / 4 % 16) % 16;
-    for (std::int64_t t = 0; t < taps; ++t)
-        for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1)
-            wpat[t * period + j] = f[t * OC + c];
-    std::vector<std::int64_t> tap_off(static_cast<std::size_t>(taps));
-    for (std::int64_t ky = 0, t = 0; ky < g.kh; ++ky)
-        for (std::int64_t kx = 0; kx < g.kw; ++kx)
-            for (std::int64_t ic = 0; ic < g.ic; ++ic, ++t)
-                tap_off[static_cast<std::size_t>(t)] = ic * plane + ky * g.dh * row + kx * g.dw * OC;
-    using taps_fn = void (*)(const float*, const std::int64_t*, const float*, std::int64_t, std::int64_t, int, float*);
-    static constexpr taps_fn by_vectors[16] = {
-        conv_taps_avx512<1>,  conv_taps_avx512<2>,  conv_taps_avx512<3>,  conv_taps_avx512<4>,
-        conv_taps_avx512<5>,  conv_taps_avx512<6>,  conv_taps_avx512<7>,  conv_taps_avx512<8>,
-        conv_taps_avx512<9>,  conv_taps_avx512<10>, conv_taps_avx512<11>, conv_taps_avx512<12>,
-        conv_taps_avx512<13>, conv_taps_avx512<14>, conv_taps_avx512<15>, conv_taps_avx512<16>};
-    // images in groups whose spread planes take about 8 MiB (at least one image)
-    const std::int64_t group = std::clamp<std::int64_t>((std::int64_t{1} << 21) / image, 1, g.n);
-    const std::unique_ptr<float[]> rep(new float[static_cast<std::size_t>(group * image)]);
-    const double row_flops = 2.0 * static_cast<double>(out_row * taps);
-    for (std::int64_t b0 = 0; b0 < g.n; b0 += group) {
-        const std::int64_t nb = std::min(group, g.n - b0);
+/// What the direct few-channel kernels share: the padded input, the offsets of the taps in the
+/// spread planes, and the spread planes of a group of images.
+struct narrow_conv {
+    padded_input<float> in;
+    const conv_geom& g;  // over in.data: every window inside
+    std::int64_t OC, taps, row, plane, image, period, L, out_row, group;
+    std::vector<std::int64_t> tap_off;
+    std::unique_ptr<float[]> rep;
+
+    narrow_conv(const conv_geom& g0, const float* x) : in(g0, x), g(in.g) {
+        OC = g.oc, taps = g.K(), row = g.iw * OC, plane = g.ih * row;
+        image = std::max<std::int64_t>(1, g.ic * plane);
+        // a tap's weights along a row repeat every OC floats, its vectors every lcm(OC, 16) floats
+        period = std::lcm(OC, std::int64_t{16});
+        L = 256 / period * period;  // floats per chunk of an output row (<= 16 vectors)
+        out_row = g.ow * OC;
+        tap_off.resize(static_cast<std::size_t>(taps));
+        for (std::int64_t ky = 0, t = 0; ky < g.kh; ++ky)
+            for (std::int64_t kx = 0; kx < g.kw; ++kx)
+                for (std::int64_t ic = 0; ic < g.ic; ++ic, ++t)
+                    tap_off[static_cast<std::size_t>(t)] = ic * plane + ky * g.dh * row + kx * g.dw * OC;
+        // images in groups whose spread planes take about 8 MiB (at least one image)
+        group = std::clamp<std::int64_t>((std::int64_t{1} << 21) / image, 1, g.n);
+        rep.reset(new float[static_cast<std::size_t>(group * image)]);
+    }
+    /// Spreads images [b0, b0 + nb), nb <= group, into rep.
+    void spread(std::int64_t b0, std::int64_t nb) {
         parallel_for(nb * g.ih, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, row * g.ic)),
                      [&](std::int64_t r0, std::int64_t r1) {
             for (std::int64_t r = r0; r < r1; ++r) {
@@ -126,19 +123,123 @@ inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float*
                 for (std::int64_t ic = 0; ic < g.ic; ++ic) spread_avx512(src + ic, g.ic, g.iw, OC, dst + ic * plane);
             }
         });
+    }
+    /// Output row oy of image b of the current group in the spread planes, at tap offset 0.
+    [[nodiscard]] const float* base(std::int64_t b, std::int64_t oy) const {
+        return rep.get() + b * image + oy * g.sh * row;
+    }
+};
+
+inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float* f, float* y) {
+    narrow_conv nc(g0, x);
+    const conv_geom& g = nc.g;
+    const std::int64_t OC = nc.OC, taps = nc.taps, period = nc.period, L = nc.L, out_row = nc.out_row;
+    std::vector<float> wpat_store(static_cast<std::size_t>(taps * period + 16));
+    float* const wpat = wpat_store.data() + (16 - reinterpret_cast<std::uintptr_t>(wpat_store.data()) / 4 % 16) % 16;
+    for (std::int64_t t = 0; t < taps; ++t)
+        for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1)
+            wpat[t * period + j] = f[t * OC + c];
+    using taps_fn = void (*)(const float*, const std::int64_t*, const float*, std::int64_t, std::int64_t, int, float*);
+    static constexpr taps_fn by_vectors[16] = {
+        conv_taps_avx512<1>,  conv_taps_avx512<2>,  conv_taps_avx512<3>,  conv_taps_avx512<4>,
+        conv_taps_avx512<5>,  conv_taps_avx512<6>,  conv_taps_avx512<7>,  conv_taps_avx512<8>,
+        conv_taps_avx512<9>,  conv_taps_avx512<10>, conv_taps_avx512<11>, conv_taps_avx512<12>,
+        conv_taps_avx512<13>, conv_taps_avx512<14>, conv_taps_avx512<15>, conv_taps_avx512<16>};
+    const double row_flops = 2.0 * static_cast<double>(out_row * taps);
+    for (std::int64_t b0 = 0; b0 < g.n; b0 += nc.group) {
+        const std::int64_t nb = std::min(nc.group, g.n - b0);
+        nc.spread(b0, nb);
         parallel_for(nb * g.oh, static_cast<std::int64_t>(std::ceil(gemm::detail::kFlopsPerThread / row_flops)),
                      [&](std::int64_t r0, std::int64_t r1) {
             for (std::int64_t r = r0; r < r1; ++r) {
                 const std::int64_t b = r / g.oh, oy = r - b * g.oh;
-                const float* base = rep.get() + b * image + oy * g.sh * row;
+                const float* base = nc.base(b, oy);
                 float* out = y + (b0 + b) * g.out_sn + oy * g.out_sh;
                 for (std::int64_t j0 = 0; j0 < out_row; j0 += L) {
                     const int len = static_cast<int>(std::min(L, out_row - j0));
-                    by_vectors[(len + 15) / 16 - 1](base + j0, tap_off.data(), wpat, period, taps, len, out + j0);
+                    by_vectors[(len + 15) / 16 - 1](base + j0, nc.tap_off.data(), wpat, period, taps, len, out + j0);
                 }
             }
         });
     }
+}
+
+// partial[t*L + j] += sum over the `rows` rows r of bases[r][tap_off[t] + j] * dys[r][j], j < len
+// <= 16V (lanes past len add zero).
+template <int V>
+[[gnu::target("avx512f")]] inline void conv_taps_grad_avx512(const float* const* bases, const float* const* dys,
+                                                             int rows, const std::int64_t* tap_off, std::int64_t taps,
+                                                             int len, float* partial, std::int64_t L) {
+    const auto last = static_cast<__mmask16>((1u << (len - 16 * (V - 1))) - 1);
+    for (std::int64_t t = 0; t < taps; ++t) {
+        __m512 acc[V];
+#pragma GCC unroll 16
+        for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+        for (int r = 0; r < rows; ++r) {
+            const float* src = bases[r] + tap_off[t];
+            const float* d = dys[r];
+#pragma GCC unroll 16
+            for (int v = 0; v < V - 1; ++v)
+                acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(src + 16 * v), _mm512_loadu_ps(d + 16 * v), acc[v]);
+            acc[V - 1] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(last, src + 16 * (V - 1)),
+                                         _mm512_maskz_loadu_ps(last, d + 16 * (V - 1)), acc[V - 1]);
+        }
+        float* pt = partial + t * L;
+#pragma GCC unroll 16
+        for (int v = 0; v < V; ++v) _mm512_storeu_ps(pt + 16 * v, _mm512_add_ps(_mm512_loadu_ps(pt + 16 * v), acc[v]));
+    }
+}
+
+/// The filter gradient of a convolution conv_narrow_fits() takes: df[t][c] is the sum over output
+/// rows of the spread input's run for tap t times the row of dy, over the lanes of channel c. Each
+/// thread sums its rows (eight at a time per tap) into its own partial rows; the partials are added
+/// in thread order (the result depends on the thread count, as the GEMM path's does).
+inline void conv_narrow_filter_grad_avx512(const conv_geom& g0, const float* x, const float* dy, float* df) {
+    narrow_conv nc(g0, x);
+    const conv_geom& g = nc.g;
+    const std::int64_t OC = nc.OC, taps = nc.taps, L = nc.L, out_row = nc.out_row;
+    using grad_fn = void (*)(const float* const*, const float* const*, int, const std::int64_t*, std::int64_t, int,
+                             float*, std::int64_t);
+    static constexpr grad_fn by_vectors[16] = {
+        conv_taps_grad_avx512<1>,  conv_taps_grad_avx512<2>,  conv_taps_grad_avx512<3>,  conv_taps_grad_avx512<4>,
+        conv_taps_grad_avx512<5>,  conv_taps_grad_avx512<6>,  conv_taps_grad_avx512<7>,  conv_taps_grad_avx512<8>,
+        conv_taps_grad_avx512<9>,  conv_taps_grad_avx512<10>, conv_taps_grad_avx512<11>, conv_taps_grad_avx512<12>,
+        conv_taps_grad_avx512<13>, conv_taps_grad_avx512<14>, conv_taps_grad_avx512<15>, conv_taps_grad_avx512<16>};
+    const double flops = 2.0 * static_cast<double>(g.n * g.oh * out_row * taps);
+    const int tasks = static_cast<int>(std::clamp<double>(flops / gemm::detail::kFlopsPerThread, 1.0, num_threads()));
+    std::vector<float> partial(static_cast<std::size_t>(tasks * taps * L), 0.f);
+    constexpr int kRows = 8;
+    for (std::int64_t b0 = 0; b0 < g.n; b0 += nc.group) {
+        const std::int64_t nb = std::min(nc.group, g.n - b0), rows = nb * g.oh;
+        nc.spread(b0, nb);
+        run_tasks(tasks, [&](int task) {
+            float* part = partial.data() + task * taps * L;
+            const std::int64_t r_begin = rows * task / tasks, r_end = rows * (task + 1) / tasks;
+            const float* bases[kRows];
+            const float* dys[kRows];
+            for (std::int64_t r0 = r_begin; r0 < r_end; r0 += kRows) {
+                const int n = static_cast<int>(std::min<std::int64_t>(kRows, r_end - r0));
+                for (std::int64_t j0 = 0; j0 < out_row; j0 += L) {
+                    for (int k = 0; k < n; ++k) {
+                        const std::int64_t b = (r0 + k) / g.oh, oy = (r0 + k) - b * g.oh;
+                        bases[k] = nc.base(b, oy) + j0;
+                        dys[k] = dy + (b0 + b) * g.out_sn + oy * g.out_sh + j0;
+                    }
+                    const int len = static_cast<int>(std::min(L, out_row - j0));
+                    by_vectors[(len + 15) / 16 - 1](bases, dys, n, nc.tap_off.data(), taps, len, part, L);
+                }
+            }
+        });
+    }
+    for (std::int64_t t = 0; t < taps; ++t)
+        for (std::int64_t c = 0; c < OC; ++c) {
+            float sum = 0.f;
+            for (int task = 0; task < tasks; ++task) {
+                const float* pt = partial.data() + (task * taps + t) * L;
+                for (std::int64_t j = c; j < L; j += OC) sum += pt[j];
+            }
+            df[t * OC + c] = sum;
+        }
 }
 #endif
 
@@ -188,6 +289,14 @@ void conv_filter_grad(const conv_geom& g, const T* x, const T* dy, T* df) {
     const std::int64_t K = g.K(), OC = g.oc, P = g.out_pixels(), NP = g.n * P;
     std::fill(df, df + K * OC, T(0));
     if (NP == 0 || K == 0 || OC == 0) return;
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float>) {
+        if (conv_narrow_fits(g)) {
+            conv_narrow_filter_grad_avx512(g, x, dy, df);
+            return;
+        }
+    }
+#endif
     const padded_input<T> in(g, x);
     const im2col_tables tab(in.g);
     const double flops = 2.0 * static_cast<double>(NP) * static_cast<double>(K * OC);
