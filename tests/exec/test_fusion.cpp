@@ -10,67 +10,43 @@
 
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
+#include "graft/graph/build.hpp"
 
 using graft::dtype;
-using graft::node;
 using graft::tensor;
 
 namespace {
-node fz_placeholder(std::string name, graft::shape s) {
-    node n(std::move(name), "Placeholder");
-    n.attrs.set("dtype", dtype::float32);
-    n.attrs.set("shape", std::move(s));
-    return n;
-}
 // values in [-1, 1) from a fixed formula (sign changes, so activations take both branches)
 tensor fz_values(graft::shape s, int seed) {
     std::vector<float> v(static_cast<std::size_t>(s.num_elements()));
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.37 * (i + 1) * (seed + 1.3)));
     return tensor::from_vector<float>(s, v);
 }
-node fz_const(std::string name, tensor v) {
-    node n(std::move(name), "Const");
-    n.attrs.set("dtype", v.type());
-    n.attrs.set("value", std::move(v));
-    return n;
-}
-node fz_op(std::string name, std::string type, std::vector<graft::endpoint> in) {
-    node n(std::move(name), std::move(type), std::move(in));
-    n.attrs.set("T", dtype::float32);
-    return n;
-}
-node fz_conv(std::string name, graft::endpoint x, graft::endpoint f, const char* padding) {
-    node n = fz_op(std::move(name), "Conv2D", {std::move(x), std::move(f)});
-    n.attrs.set("strides", graft::attr_value::list_of(std::vector<std::int64_t>{1, 1, 1, 1}));
-    n.attrs.set("padding", std::string(padding));
-    return n;
-}
 
 // An MLP (MatMul+BiasAdd+Relu, MatMul+BiasAdd) and three convolution chains ending in Relu6,
 // LeakyRelu (alpha 0.3) and Elu.
 graft::graph fz_model() {
     graft::graph g;
-    g.add_node(fz_placeholder("x", graft::shape{4, 8}));
-    g.add_node(fz_const("w1", fz_values({8, 6}, 1)));
-    g.add_node(fz_const("b1", fz_values({6}, 2)));
-    g.add_node(fz_const("w2", fz_values({6, 3}, 3)));
-    g.add_node(fz_const("b2", fz_values({3}, 4)));
-    g.add_node(fz_op("mm1", "MatMul", {{"x", 0}, {"w1", 0}}));
-    g.add_node(fz_op("ba1", "BiasAdd", {{"mm1", 0}, {"b1", 0}}));
-    g.add_node(fz_op("h1", "Relu", {{"ba1", 0}}));
-    g.add_node(fz_op("mm2", "MatMul", {{"h1", 0}, {"w2", 0}}));
-    g.add_node(fz_op("logits", "BiasAdd", {{"mm2", 0}, {"b2", 0}}));
-    g.add_node(fz_placeholder("img", graft::shape{2, 7, 6, 3}));
-    g.add_node(fz_const("f", fz_values({3, 3, 3, 5}, 5)));
-    g.add_node(fz_const("fb", fz_values({5}, 6)));
+    const graft::graph_builder b(g);
+    const auto x = b.placeholder("x", dtype::float32, graft::shape{4, 8});
+    const auto mm1 = b.op("MatMul", {x, b.constant(fz_values({8, 6}, 1), "w1")}, {}, "mm1");
+    const auto ba1 = b.op("BiasAdd", {mm1, b.constant(fz_values({6}, 2), "b1")}, {}, "ba1");
+    const auto h1 = b.op("Relu", {ba1}, {}, "h1");
+    const auto mm2 = b.op("MatMul", {h1, b.constant(fz_values({6, 3}, 3), "w2")}, {}, "mm2");
+    b.op("BiasAdd", {mm2, b.constant(fz_values({3}, 4), "b2")}, {}, "logits");
+    const auto img = b.placeholder("img", dtype::float32, graft::shape{2, 7, 6, 3});
+    const auto f = b.constant(fz_values({3, 3, 3, 5}, 5), "f");
+    const auto fb = b.constant(fz_values({5}, 6), "fb");
     const char* acts[] = {"Relu6", "LeakyRelu", "Elu"};
     for (int i = 0; i < 3; ++i) {
         const std::string k = std::to_string(i);
-        g.add_node(fz_conv("conv" + k, {"img", 0}, {"f", 0}, i == 1 ? "VALID" : "SAME"));
-        g.add_node(fz_op("cb" + k, "BiasAdd", {{"conv" + k, 0}, {"fb", 0}}));
-        node a = fz_op(std::string("act") + k, acts[i], {{"cb" + k, 0}});
-        if (i == 1) a.attrs.set("alpha", 0.3f);
-        g.add_node(std::move(a));
+        const graft::attr_list conv_attrs{{"strides", graft::attr_value::list_of(std::vector<std::int64_t>{1, 1, 1, 1})},
+                                          {"padding", std::string(i == 1 ? "VALID" : "SAME")}};
+        const auto conv = b.op("Conv2D", {img, f}, conv_attrs, "conv" + k);
+        const auto cb = b.op("BiasAdd", {conv, fb}, {}, "cb" + k);
+        graft::attr_list act_attrs;
+        if (i == 1) act_attrs.emplace_back("alpha", 0.3f);
+        b.op(acts[i], {cb}, act_attrs, "act" + k);
     }
     return g;
 }
@@ -112,10 +88,9 @@ TEST_CASE("fusion: MatMul/Conv2D + BiasAdd + activation run as one step with the
 
 TEST_CASE("fusion: a chain whose intermediate is fetched, read twice or a control input stays apart") {
     graft::graph g = fz_model();
-    g.add_node(fz_op("also", "Neg", {{"cb2", 0}}));  // second reader of conv chain 2's BiasAdd
-    node after(std::string("after"), "NoOp");
-    after.control_inputs.push_back("mm2");  // a control edge from the second MatMul
-    g.add_node(std::move(after));
+    const graft::graph_builder gb(g);
+    gb.op("Neg", {{"cb2", 0}}, {}, "also");  // second reader of conv chain 2's BiasAdd
+    gb.group({"mm2"}, "after");              // a control edge from the second MatMul
     graft::exec::session fused(g), plain(g, unfused());
     const graft::exec::session::feed_list feeds{{"x:0", fz_values({4, 8}, 9)}, {"img:0", fz_values({2, 7, 6, 3}, 10)}};
     // mm1 fetched: chain 1 stays apart; mm2 a control input: chain 2 too; cb2 read twice: conv2 and
@@ -136,21 +111,19 @@ TEST_CASE("fusion: a chain whose intermediate is fetched, read twice or a contro
 
 TEST_CASE("fusion: _FusedMatMul and _FusedConv2D nodes as TF's grappler writes them") {
     graft::graph g = fz_model();
-    node fm = fz_op("fm", "_FusedMatMul", {{"x", 0}, {"w1", 0}, {"b1", 0}});
-    fm.attrs.set("num_args", std::int64_t{1});
-    fm.attrs.set("fused_ops", graft::attr_value::list_of(std::vector<std::string>{"BiasAdd", "Relu"}));
-    g.add_node(std::move(fm));
-    node fc = fz_op("fc", "_FusedConv2D", {{"img", 0}, {"f", 0}, {"fb", 0}});
-    fc.attrs.set("strides", graft::attr_value::list_of(std::vector<std::int64_t>{1, 1, 1, 1}));
-    fc.attrs.set("padding", std::string("VALID"));
-    fc.attrs.set("num_args", std::int64_t{1});
-    fc.attrs.set("fused_ops", graft::attr_value::list_of(std::vector<std::string>{"BiasAdd", "LeakyRelu"}));
-    fc.attrs.set("leakyrelu_alpha", 0.3f);
-    g.add_node(std::move(fc));
-    node bad = fz_op("bad", "_FusedMatMul", {{"x", 0}, {"w1", 0}, {"b1", 0}});
-    bad.attrs.set("num_args", std::int64_t{1});
-    bad.attrs.set("fused_ops", graft::attr_value::list_of(std::vector<std::string>{"BiasAdd", "Tanh"}));
-    g.add_node(std::move(bad));
+    const graft::graph_builder b(g);
+    const auto fused_ops = [](std::vector<std::string> ops) { return graft::attr_value::list_of(std::move(ops)); };
+    b.op("_FusedMatMul", {{"x", 0}, {"w1", 0}, {"b1", 0}},
+         {{"num_args", std::int64_t{1}}, {"fused_ops", fused_ops({"BiasAdd", "Relu"})}}, "fm");
+    b.op("_FusedConv2D", {{"img", 0}, {"f", 0}, {"fb", 0}},
+         {{"strides", graft::attr_value::list_of(std::vector<std::int64_t>{1, 1, 1, 1})},
+          {"padding", std::string("VALID")},
+          {"num_args", std::int64_t{1}},
+          {"fused_ops", fused_ops({"BiasAdd", "LeakyRelu"})},
+          {"leakyrelu_alpha", 0.3f}},
+         "fc");
+    b.op("_FusedMatMul", {{"x", 0}, {"w1", 0}, {"b1", 0}},
+         {{"num_args", std::int64_t{1}}, {"fused_ops", fused_ops({"BiasAdd", "Tanh"})}}, "bad");
     graft::exec::session s(g, unfused());
     const graft::exec::session::feed_list feeds{{"x:0", fz_values({4, 8}, 11)}, {"img:0", fz_values({2, 7, 6, 3}, 12)}};
     const auto out = s.run(feeds, {"fm:0", "h1:0", "fc:0", "act1:0"});
