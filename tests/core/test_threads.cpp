@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <string>
+#include <vector>
+
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
 
@@ -14,4 +18,30 @@ TEST_CASE("one shared thread pool, resizable, used by Eigen expressions") {
     graft::set_num_threads(1);
     CHECK(graft::num_threads() == 1);
     CHECK_THROWS_AS(graft::set_num_threads(0), graft::invalid_argument_error);
+}
+
+TEST_CASE("run_tasks: every share runs once, the caller's included; a throwing share is rethrown after all end") {
+    for (int threads : {1, 2, 3}) {
+        graft::set_num_threads(threads);
+        std::vector<std::atomic<int>> runs(5);
+        graft::run_tasks(5, [&](int t) { runs[static_cast<std::size_t>(t)].fetch_add(1); });
+        for (auto& r : runs) CHECK(r.load() == 1);
+        // share 3 throws; the others still run to the end before run_tasks rethrows
+        std::vector<std::atomic<int>> done(4);
+        try {
+            graft::run_tasks(4, [&](int t) {
+                if (t == 3) throw graft::invalid_argument_error("share 3 failed");
+                done[static_cast<std::size_t>(t)].store(1);
+            });
+            FAIL("run_tasks must rethrow");
+        } catch (const graft::invalid_argument_error& e) {
+            CHECK(std::string(e.what()).find("share 3 failed") != std::string::npos);
+        }
+        CHECK(done[0].load() + done[1].load() + done[2].load() == 3);
+        // a share that itself runs tasks (from a pool worker: they run inline there)
+        std::atomic<int> inner{0};
+        graft::run_tasks(2, [&](int) { graft::run_tasks(3, [&](int) { inner.fetch_add(1); }); });
+        CHECK(inner.load() == 6);
+    }
+    graft::set_num_threads(2);
 }

@@ -2,8 +2,7 @@
 //
 // Its size comes from set_num_threads(n), else the GRAFT_NUM_THREADS environment variable, else
 // the number of hardware threads: n threads are the calling thread and n - 1 pool workers, so
-// parallel loops run a share on the caller (ops::nn_detail::run_tasks). Resize only while no
-// kernel runs.
+// parallel loops run a share on the caller (graft::run_tasks). Resize only while no kernel runs.
 #pragma once
 
 #include "graft/core/config.hpp"
@@ -11,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -90,7 +90,8 @@ inline const Eigen::ThreadPoolDevice& cpu_device() {
     return *s.dev;
 }
 
-/// Runs fn(task) for task in [0, tasks) on the pool, the caller running task 0, and waits.
+/// Runs fn(task) for task in [0, tasks) on the pool, the caller running task 0, and waits for all
+/// of them; the first exception a task threw is rethrown then (after every task has finished).
 /// The caller spins a while before it sleeps: the shares are near-equal, so the others are
 /// usually done within microseconds, and waking a sleeping thread costs tens of microseconds on
 /// a virtual machine (measured: a 1.6 MB matrix-vector product on 2 threads took 10 or 35 us
@@ -105,25 +106,43 @@ inline void run_tasks(int tasks, const std::function<void(int)>& fn) {
         for (int t = 0; t < tasks; ++t) fn(t);
         return;
     }
+    struct shared {
+        std::atomic<int> left;
+        std::mutex mu;
+        std::exception_ptr error;
+        void keep(std::exception_ptr e) {
+            std::lock_guard lock(mu);
+            if (!error) error = std::move(e);
+        }
+    };
     // shared with the workers: the last one notifies after the caller may already have seen zero
-    auto left = std::make_shared<std::atomic<int>>(tasks - 1);
+    auto st = std::make_shared<shared>();
+    st->left.store(tasks - 1);
     for (int t = 1; t < tasks; ++t) {
-        dev.enqueueNoNotification([&fn, t, left] {
-            fn(t);
-            if (left->fetch_sub(1, std::memory_order_acq_rel) == 1) left->notify_one();
+        dev.enqueueNoNotification([&fn, t, st] {
+            try {
+                fn(t);
+            } catch (...) {
+                st->keep(std::current_exception());
+            }
+            if (st->left.fetch_sub(1, std::memory_order_acq_rel) == 1) st->left.notify_one();
         });
     }
-    fn(0);
+    try {
+        fn(0);
+    } catch (...) {
+        st->keep(std::current_exception());
+    }
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 1; left->load(std::memory_order_acquire) != 0; ++i) {
+    for (int i = 1; st->left.load(std::memory_order_acquire) != 0; ++i) {
         if (i % 64 == 0 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(100)) {
-            for (int v = left->load(std::memory_order_acquire); v != 0; v = left->load(std::memory_order_acquire)) {
-                left->wait(v, std::memory_order_acquire);
-            }
+            for (int v = st->left.load(std::memory_order_acquire); v != 0; v = st->left.load(std::memory_order_acquire))
+                st->left.wait(v, std::memory_order_acquire);
             break;
         }
         detail::spin_pause();
     }
+    if (st->error) std::rethrow_exception(st->error);
 }
 
 }  // namespace graft
