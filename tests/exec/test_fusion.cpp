@@ -28,7 +28,7 @@ tensor fz_values(graft::shape s, int seed) {
 graft::graph fz_model() {
     graft::graph g;
     const graft::graph_builder b(g);
-    const auto x = b.placeholder("x", dtype::float32, graft::shape{4, 8});
+    const auto x = b.placeholder("x", dtype::float32, graft::shape{-1, -1});  // any shape: see the error test
     const auto mm1 = b.op("MatMul", {x, b.constant(fz_values({8, 6}, 1), "w1")}, {}, "mm1");
     const auto ba1 = b.op("BiasAdd", {mm1, b.constant(fz_values({6}, 2), "b1")}, {}, "ba1");
     const auto h1 = b.op("Relu", {ba1}, {}, "h1");
@@ -79,7 +79,15 @@ TEST_CASE("fusion: MatMul/Conv2D + BiasAdd + activation run as one step with the
         if (s.n->op.starts_with("_Fused")) fused_ops.push_back(s.n->name + ":" + s.n->op);
     CHECK(fused_ops == std::vector<std::string>{"h1:_FusedMatMul", "logits:_FusedMatMul", "act0:_FusedConv2D",
                                                 "act1:_FusedConv2D", "act2:_FusedConv2D"});
-    // the activation is applied: Relu6 is within [0, 6] and the hidden layer of the MLP is >= 0
+    // a kernel error in a fused step names the nodes it runs
+    try {
+        (void)fused.run({{"x:0", fz_values({4, 7}, 7)}, {"img:0", fz_values({2, 7, 6, 3}, 8)}}, fetches);
+        FAIL("a [4,7] input to an [8,6] weight must fail");
+    } catch (const graft::error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("mm1 (MatMul), ba1 (BiasAdd), h1 (Relu)") != std::string::npos);
+    }
+    // the activation is applied: Relu6 is within [0, 6]
     for (float v : std::vector<float>(a[1].data<float>(), a[1].data<float>() + a[1].num_elements())) {
         CHECK(v >= 0.f);
         CHECK(v <= 6.f);

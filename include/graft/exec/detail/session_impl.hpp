@@ -31,6 +31,16 @@ inline bool is_enter(std::string_view op) { return op == "Enter" || op == "RefEn
 inline bool is_exit(std::string_view op) { return op == "Exit" || op == "RefExit"; }
 inline bool is_next_iteration(std::string_view op) { return op == "NextIteration" || op == "RefNextIteration"; }
 
+/// "in the fused step of a (MatMul), b (BiasAdd), c (Relu): " for a step fuse_chains made, else "".
+inline std::string fused_prefix(const node& n) {
+    const attr_value* from = n.attr("_fused_from");
+    if (!from || !from->is_list()) return {};
+    std::string s = "in the fused step of ";
+    for (const auto& f : from->list_of<std::string>()) s += f + ", ";
+    s.resize(s.size() - 2);
+    return s + " (session_options::fuse_ops = false runs them apart): ";
+}
+
 inline bool is_fusable_activation(std::string_view op) {
     return op == "Relu" || op == "Relu6" || op == "Elu" || op == "LeakyRelu";
 }
@@ -101,9 +111,13 @@ std::vector<const node*> fuse_chains(const graph& g, const std::vector<const nod
             const attr_value* alpha = c->attr("alpha");
             f.attrs.set("leakyrelu_alpha", attr_value(alpha ? alpha->f() : 0.2f));
         }
+        std::vector<std::string> from;  // for error messages: the step runs these nodes
         for (const node* n : {a, b, c}) {
-            if (n) f.control_inputs.insert(f.control_inputs.end(), n->control_inputs.begin(), n->control_inputs.end());
+            if (!n) continue;
+            f.control_inputs.insert(f.control_inputs.end(), n->control_inputs.begin(), n->control_inputs.end());
+            from.push_back(n->name + " (" + n->op + ")");
         }
+        f.attrs.set("_fused_from", attr_value::list_of(std::move(from)));
         p.fused_nodes.push_back(std::move(f));
         absorbed.insert(a);
         if (c) absorbed.insert(b);
@@ -600,11 +614,13 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
                 (*s.kernel)(ctx);
             } catch (const graft::error& e) {
                 if (!e.where().node.empty()) throw;
-                throw graph_error(e.message(), location::at_node(s.n->name, s.n->op), e.hint());
+                throw graph_error(impl::fused_prefix(*s.n) + e.message(), location::at_node(s.n->name, s.n->op),
+                                  e.hint());
             } catch (const std::bad_alloc&) {
                 throw;
             } catch (const std::exception& e) {
-                throw graph_error(std::string("kernel failed: ") + e.what(), location::at_node(s.n->name, s.n->op));
+                throw graph_error(impl::fused_prefix(*s.n) + "kernel failed: " + e.what(),
+                                  location::at_node(s.n->name, s.n->op));
             }
             for (int k = 0; k < s.num_outputs; ++k) {
                 auto& o = outs[static_cast<std::size_t>(k)];
