@@ -145,6 +145,57 @@ TEST_CASE("nn Conv2D gradients: batch-parallel paths and errors") {
     CHECK_THROWS_AS(ops::conv2d_backprop_filter(x, tensor::from_vector<float>({3, 3, 3, 5}), dy, p), invalid_argument_error);
 }
 
+TEST_CASE("nn Conv2DBackpropInput: column chunks that span images, every kernel, 1 and 2 threads") {
+    // K = 3*3*64 = 576: a 2^17-float column chunk is 227 output pixels, so chunks start mid-image and
+    // run on into the next; compared with a float64 scatter loop (dx[in] += dy[out] * f[tap]).
+    struct geo {
+        std::int64_t sh, sw, dh, dw;
+        const char* padding;
+    };
+    const shape in{3, 10, 12, 64};
+    const tensor f = random_tensor(dtype::float32, {3, 3, 64, 4}, 61);
+    for (const geo& g : {geo{1, 1, 1, 1, "SAME"}, geo{2, 1, 1, 1, "VALID"}, geo{1, 2, 1, 1, "SAME"}, geo{1, 1, 2, 2, "SAME"}}) {
+        const ops::conv2d_params p{.strides = {1, g.sh, g.sw, 1}, .padding = g.padding, .dilations = {1, g.dh, g.dw, 1}};
+        const shape out = ops::conv2d(tensor(dtype::float32, in), f, p).shape();
+        const tensor dy = random_tensor(dtype::float32, out, 62);
+        test::ref_window w{3, 3, g.sh, g.sw, g.dh, g.dw};
+        if (std::string(g.padding) == "SAME") {
+            test::same_pads(in.dim(1), 3, g.sh, g.dh, w.pt, w.pb);
+            test::same_pads(in.dim(2), 3, g.sw, g.dw, w.pl, w.pr);
+        }
+        std::vector<double> want(static_cast<std::size_t>(in.num_elements()), 0.0);
+        const float* dyv = dy.data<float>();
+        const float* fv = f.data<float>();
+        for (std::int64_t b = 0; b < out.dim(0); ++b)
+            for (std::int64_t oy = 0; oy < out.dim(1); ++oy)
+                for (std::int64_t ox = 0; ox < out.dim(2); ++ox)
+                    for (std::int64_t ky = 0; ky < 3; ++ky)
+                        for (std::int64_t kx = 0; kx < 3; ++kx) {
+                            const std::int64_t y = oy * g.sh - w.pt + ky * g.dh, x = ox * g.sw - w.pl + kx * g.dw;
+                            if (y < 0 || y >= in.dim(1) || x < 0 || x >= in.dim(2)) continue;
+                            for (std::int64_t c = 0; c < 64; ++c)
+                                for (std::int64_t o = 0; o < 4; ++o)
+                                    want[static_cast<std::size_t>(((b * in.dim(1) + y) * in.dim(2) + x) * 64 + c)] +=
+                                        static_cast<double>(dyv[((b * out.dim(1) + oy) * out.dim(2) + ox) * 4 + o]) *
+                                        static_cast<double>(fv[((ky * 3 + kx) * 64 + c) * 4 + o]);
+                        }
+        const tensor ref = tensor::from_vector<double>(in, want);
+        for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+            ops::gemm::limit_kernel(isa);
+            for (int threads : {1, 2}) {
+                set_num_threads(threads);
+                INFO("strides " << g.sh << "," << g.sw << " dilations " << g.dh << "," << g.dw << " kernel "
+                                << static_cast<int>(isa) << " threads " << threads);
+                check_close(ops::conv2d_backprop_input(in, f, dy, p), ref, 1e-4, 1e-4, "NHWC");
+                check_close(test::to_nhwc(ops::conv2d_backprop_input(nchw_shape(in), f, test::to_nchw(dy), nchw_params(p))),
+                            ref, 1e-4, 1e-4, "NCHW");
+            }
+        }
+    }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    set_num_threads(2);
+}
+
 TEST_CASE("nn DepthwiseConv2dNative: reference convolution and finite-difference gradients") {
     for (std::int64_t mult : {1, 2})
         for (bool nhwc : {true, false})

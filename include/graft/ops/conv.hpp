@@ -321,12 +321,15 @@ void conv_filter_grad(const conv_geom& g, const T* x, const T* dy, T* df) {
         for (std::int64_t i = 0; i < K * OC; ++i) df[i] += part[static_cast<std::size_t>(i)];
 }
 
+/// Floats of the input gradient's column buffer (dy rows times the filter, before col2im).
+inline constexpr std::int64_t kInputGradChunkFloats = std::int64_t{1} << 17;
+
 template <class T>
 void conv_input_grad(const conv_geom& g, const T* f, const T* dy, T* dx) {
     const std::int64_t K = g.K(), OC = g.oc, P = g.out_pixels();
     std::fill(dx, dx + g.n * g.in_sn, T(0));
     if (K == 0 || P == 0 || OC == 0 || g.n == 0) return;
-    const std::int64_t chunk = std::min(P, std::max<std::int64_t>((std::int64_t{1} << 18) / K, 16));
+    const std::int64_t chunk = std::min(g.nhwc ? g.n * P : P, std::max<std::int64_t>(kInputGradChunkFloats / K, 16));
     const gemm::matrix_source<T> filter_by_oc{f, OC, 1, K};  // outer k, depth oc
     // dcol [cnt, K] = dy rows [cnt, OC] * filter^T, then col2im into dx.
     auto chunk_grad = [&](std::int64_t q, std::int64_t cnt, T* dcol, bool all_threads) {
@@ -341,17 +344,23 @@ void conv_input_grad(const conv_geom& g, const T* f, const T* dy, T* dx) {
             col2im(g, dcol, q, cnt, std::int64_t{0}, g.ic, dx);
         }
     };
-    auto image = [&](std::int64_t b, std::vector<T>& buf, bool all_threads) {
-        for (std::int64_t p = 0; p < P; p += chunk) chunk_grad(b * P + p, std::min(chunk, P - p), buf.data(), all_threads);
+    // Pixels [q0, q1) of whole images. NHWC: dy's rows run on across images, so a chunk may span
+    // several (the filter is packed once per chunk, not once per image); NCHW: one image at a time.
+    auto pixels = [&](std::int64_t q0, std::int64_t q1, std::vector<T>& buf, bool all_threads) {
+        for (std::int64_t q = q0; q < q1;) {
+            const std::int64_t e = std::min({q1, q + chunk, g.nhwc ? q1 : (q / P + 1) * P});
+            chunk_grad(q, e - q, buf.data(), all_threads);
+            q = e;
+        }
     };
     if (g.n >= num_threads() && num_threads() > 1) {
-        parallel_for(g.n, 1, [&](std::int64_t b0, std::int64_t b1) {
+        parallel_for(g.n, 1, [&](std::int64_t b0, std::int64_t b1) {  // no two threads write one image
             std::vector<T> buf(static_cast<std::size_t>(chunk * K));
-            for (std::int64_t b = b0; b < b1; ++b) image(b, buf, false);
+            pixels(b0 * P, b1 * P, buf, false);
         });
     } else {
         std::vector<T> buf(static_cast<std::size_t>(chunk * K));
-        for (std::int64_t b = 0; b < g.n; ++b) image(b, buf, true);
+        pixels(0, g.n * P, buf, num_threads() > 1);
     }
 }
 

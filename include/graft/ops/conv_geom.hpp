@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "graft/core/error.hpp"
@@ -229,17 +230,55 @@ struct im2col_source {
     }
 };
 
+#ifdef GRAFT_GEMM_X86_DISPATCH
+// dst[0, len) += src[0, len): zmm adds, the last vector masked.
+[[gnu::target("avx512f")]] inline void add_run_avx512(float* dst, const float* src, std::int64_t len) {
+    std::int64_t i = 0;
+    for (; i + 16 <= len; i += 16) _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_loadu_ps(dst + i), _mm512_loadu_ps(src + i)));
+    if (i < len) {
+        const auto m = static_cast<__mmask16>((1u << (len - i)) - 1);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + i), _mm512_maskz_loadu_ps(m, src + i)));
+    }
+}
+#endif
+
 /// Adds the rows of dcol [pixels, K] (row stride K) back into dx (col2im), for output pixels
 /// p_off .. p_off+pixels of the batch and channels [c0, c1) only.
 template <class T>
 void col2im(const conv_geom& g, const T* dcol, std::int64_t p_off, std::int64_t pixels, std::int64_t c0,
             std::int64_t c1, T* dx) {
     const std::int64_t P = g.oh * g.ow, K = g.K();
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    const bool avx512 = std::is_same_v<T, float> && gemm::active_kernel() == gemm::kernel_isa::avx512;
+#endif
     for (std::int64_t p = 0; p < pixels; ++p) {
         const std::int64_t q = p_off + p, b = q / P, r = q - b * P, oy = r / g.ow, ox = r - oy * g.ow;
         const std::int64_t ih0 = oy * g.sh - g.pt, iw0 = ox * g.sw - g.pl;
         T* img = dx + b * g.in_sn;
         const T* row = dcol + p * K;
+        if (g.in_sc == 1 && g.dw == 1 && c0 == 0 && c1 == g.ic) {
+            // NHWC, undilated columns, all channels: a filter row's taps land on one contiguous
+            // run of the input row, so each ky is one vector add of up to KW*IC values.
+            const std::int64_t kx0 = std::max<std::int64_t>(0, -iw0), kx1 = std::min(g.kw, g.iw - iw0);
+            if (kx1 <= kx0) continue;
+            const std::int64_t len = (kx1 - kx0) * g.ic;
+            for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                const std::int64_t y = ih0 + ky * g.dh;
+                if (y < 0 || y >= g.ih) continue;
+                const T* src = row + (ky * g.kw + kx0) * g.ic;
+                T* dst = img + y * g.in_sh + (iw0 + kx0) * g.ic;
+#ifdef GRAFT_GEMM_X86_DISPATCH
+                if constexpr (std::is_same_v<T, float>) {
+                    if (avx512) {
+                        add_run_avx512(dst, src, len);
+                        continue;
+                    }
+                }
+#endif
+                for (std::int64_t i = 0; i < len; ++i) dst[i] += src[i];
+            }
+            continue;
+        }
         for (std::int64_t ky = 0; ky < g.kh; ++ky) {
             const std::int64_t y = ih0 + ky * g.dh;
             if (y < 0 || y >= g.ih) continue;
