@@ -145,15 +145,16 @@ TEST_CASE("nn Conv2D gradients: batch-parallel paths and errors") {
     CHECK_THROWS_AS(ops::conv2d_backprop_filter(x, tensor::from_vector<float>({3, 3, 3, 5}), dy, p), invalid_argument_error);
 }
 
-TEST_CASE("nn Conv2DBackpropInput: column chunks that span images, every kernel, 1 and 2 threads") {
-    // K = 3*3*64 = 576: a 2^17-float column chunk is 227 output pixels, so chunks start mid-image and
-    // run on into the next; compared with a float64 scatter loop (dx[in] += dy[out] * f[tap]).
+TEST_CASE("nn Conv2D gradients: column chunks that span images, every kernel, 1 and 2 threads") {
+    // K = 3*3*64 = 576: a 2^17-float column chunk of the input gradient is 227 output pixels, so
+    // chunks start mid-image and run on into the next; the filter gradient's packed panels of 12 taps
+    // cross filter rows. Compared with float64 loops (dx[in] += dy[out] * f[tap], df[tap] += x[in] * dy[out]).
     struct geo {
         std::int64_t sh, sw, dh, dw;
         const char* padding;
     };
     const shape in{3, 10, 12, 64};
-    const tensor f = random_tensor(dtype::float32, {3, 3, 64, 4}, 61);
+    const tensor f = random_tensor(dtype::float32, {3, 3, 64, 4}, 61), x = random_tensor(dtype::float32, in, 63);
     for (const geo& g : {geo{1, 1, 1, 1, "SAME"}, geo{2, 1, 1, 1, "VALID"}, geo{1, 2, 1, 1, "SAME"}, geo{1, 1, 2, 2, "SAME"}}) {
         const ops::conv2d_params p{.strides = {1, g.sh, g.sw, 1}, .padding = g.padding, .dilations = {1, g.dh, g.dw, 1}};
         const shape out = ops::conv2d(tensor(dtype::float32, in), f, p).shape();
@@ -163,23 +164,27 @@ TEST_CASE("nn Conv2DBackpropInput: column chunks that span images, every kernel,
             test::same_pads(in.dim(1), 3, g.sh, g.dh, w.pt, w.pb);
             test::same_pads(in.dim(2), 3, g.sw, g.dw, w.pl, w.pr);
         }
-        std::vector<double> want(static_cast<std::size_t>(in.num_elements()), 0.0);
+        std::vector<double> want(static_cast<std::size_t>(in.num_elements()), 0.0), want_df(3 * 3 * 64 * 4, 0.0);
         const float* dyv = dy.data<float>();
         const float* fv = f.data<float>();
+        const float* xv = x.data<float>();
         for (std::int64_t b = 0; b < out.dim(0); ++b)
             for (std::int64_t oy = 0; oy < out.dim(1); ++oy)
                 for (std::int64_t ox = 0; ox < out.dim(2); ++ox)
                     for (std::int64_t ky = 0; ky < 3; ++ky)
                         for (std::int64_t kx = 0; kx < 3; ++kx) {
-                            const std::int64_t y = oy * g.sh - w.pt + ky * g.dh, x = ox * g.sw - w.pl + kx * g.dw;
-                            if (y < 0 || y >= in.dim(1) || x < 0 || x >= in.dim(2)) continue;
+                            const std::int64_t iy = oy * g.sh - w.pt + ky * g.dh, ix = ox * g.sw - w.pl + kx * g.dw;
+                            if (iy < 0 || iy >= in.dim(1) || ix < 0 || ix >= in.dim(2)) continue;
                             for (std::int64_t c = 0; c < 64; ++c)
-                                for (std::int64_t o = 0; o < 4; ++o)
-                                    want[static_cast<std::size_t>(((b * in.dim(1) + y) * in.dim(2) + x) * 64 + c)] +=
-                                        static_cast<double>(dyv[((b * out.dim(1) + oy) * out.dim(2) + ox) * 4 + o]) *
-                                        static_cast<double>(fv[((ky * 3 + kx) * 64 + c) * 4 + o]);
+                                for (std::int64_t o = 0; o < 4; ++o) {
+                                    const auto i = static_cast<std::size_t>(((b * in.dim(1) + iy) * in.dim(2) + ix) * 64 + c);
+                                    const auto t = static_cast<std::size_t>(((ky * 3 + kx) * 64 + c) * 4 + o);
+                                    const double d = dyv[((b * out.dim(1) + oy) * out.dim(2) + ox) * 4 + o];
+                                    want[i] += d * static_cast<double>(fv[t]);
+                                    want_df[t] += d * static_cast<double>(xv[i]);
+                                }
                         }
-        const tensor ref = tensor::from_vector<double>(in, want);
+        const tensor ref = tensor::from_vector<double>(in, want), ref_df = tensor::from_vector<double>(f.shape(), want_df);
         for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
             ops::gemm::limit_kernel(isa);
             for (int threads : {1, 2}) {
@@ -189,6 +194,9 @@ TEST_CASE("nn Conv2DBackpropInput: column chunks that span images, every kernel,
                 check_close(ops::conv2d_backprop_input(in, f, dy, p), ref, 1e-4, 1e-4, "NHWC");
                 check_close(test::to_nhwc(ops::conv2d_backprop_input(nchw_shape(in), f, test::to_nchw(dy), nchw_params(p))),
                             ref, 1e-4, 1e-4, "NCHW");
+                check_close(ops::conv2d_backprop_filter(x, f.shape(), dy, p), ref_df, 1e-4, 1e-4, "filter NHWC");
+                check_close(ops::conv2d_backprop_filter(test::to_nchw(x), f.shape(), test::to_nchw(dy), nchw_params(p)),
+                            ref_df, 1e-4, 1e-4, "filter NCHW");
             }
         }
     }

@@ -1,6 +1,8 @@
 // MaxPool / AvgPool and their gradients: TF's published figures, a float64 reference, finite differences.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include "graft/ops/pool.hpp"
 #include "ops/nn_testing.hpp"
 
@@ -210,4 +212,42 @@ TEST_CASE("nn MaxPoolGrad: TF's pooling_ops_test.py direct figures (ties and NaN
                 CHECK((std::isnan(c.expected[j]) ? std::isnan(got[j]) : got[j] == c.expected[j]));
             }
         }
+}
+
+TEST_CASE("nn MaxPoolGrad: the vector path (AVX-512, NHWC float32) routes as the scalar loop, ties and NaN included") {
+    if (ops::gemm::active_kernel() != ops::gemm::kernel_isa::avx512) {
+        MESSAGE("skipped: this CPU has no AVX-512F, so MaxPoolGrad has only its scalar loop");
+        return;
+    }
+    struct geo {
+        shape in;
+        std::int64_t k, s;
+        const char* padding;
+    };
+    // tiled (whole disjoint windows covering the image: no clearing pass), overlapping, uncovered
+    // rows and columns, SAME borders; 6, 20 (a full and a masked block of 16) and 33 channels
+    const std::vector<geo> geos = {
+        {{3, 28, 28, 6}, 2, 2, "VALID"}, {{2, 9, 9, 20}, 3, 2, "SAME"}, {{2, 9, 11, 33}, 2, 2, "VALID"},
+        {{1, 8, 8, 20}, 2, 2, "SAME"},   {{2, 7, 6, 6}, 3, 1, "VALID"},
+    };
+    for (const auto& g : geos) {
+        // values from {0, 1, 2, 3}: many ties; a few NaNs, some first in their window
+        std::vector<float> v(static_cast<std::size_t>(g.in.num_elements()));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 37 == 5 ? std::nanf("") : static_cast<float>((i * 2654435761u >> 7) % 4);
+        const tensor x = tensor::from_vector<float>(g.in, v);
+        const auto p = params(g.k, g.k, g.s, g.s, g.padding, true);
+        const tensor y = ops::max_pool(x, p);
+        const tensor dy = random_tensor(dtype::float32, y.shape(), 91);
+        const tensor vec = ops::max_pool_grad(x, y, dy, p);
+        ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
+        const tensor scalar = ops::max_pool_grad(x, y, dy, p);
+        ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+        INFO("in " << g.in.str() << " k " << g.k << " s " << g.s << " " << g.padding);
+        CHECK(std::memcmp(vec.data<float>(), scalar.data<float>(), static_cast<std::size_t>(vec.num_elements()) * 4) == 0);
+        // the windows' gradient lands somewhere: dx sums to dy's sum (up to rounding)
+        double sum_dx = 0, sum_dy = 0;
+        for (std::int64_t i = 0; i < vec.num_elements(); ++i) sum_dx += vec.data<float>()[i];
+        for (std::int64_t i = 0; i < dy.num_elements(); ++i) sum_dy += dy.data<float>()[i];
+        CHECK(sum_dx == doctest::Approx(sum_dy).epsilon(1e-4));
+    }
 }

@@ -81,6 +81,10 @@ inline bool conv_narrow_fits(const conv_geom& g) {
            gemm::active_kernel() == gemm::kernel_isa::avx512;
 }
 
+/// Floats of the spread planes of one group of images (half an L2): spread, then used while hot.
+/// (At 8 MiB, LeNet's first layer, b128, cold caches: forward 1.00 -> 0.67 ms, filter gradient 1.06 -> 0.96.)
+inline constexpr std::int64_t kSpreadGroupFloats = std::int64_t{1} << 17;
+
 /// Direct convolution for few output channels. An NHWC output row is OW*OC contiguous floats; with
 /// unit column stride, output element j = ox*OC + c of row oy takes, for tap (ky, kx, ic), the
 /// input value at column ox + kx*dw, channel ic. Each input plane is first spread OC-fold
@@ -108,8 +112,8 @@ struct narrow_conv {
             for (std::int64_t kx = 0; kx < g.kw; ++kx)
                 for (std::int64_t ic = 0; ic < g.ic; ++ic, ++t)
                     tap_off[static_cast<std::size_t>(t)] = ic * plane + ky * g.dh * row + kx * g.dw * OC;
-        // images in groups whose spread planes take about 8 MiB (at least one image)
-        group = std::clamp<std::int64_t>((std::int64_t{1} << 21) / image, 1, g.n);
+        // images in groups whose spread planes take about kSpreadGroupFloats (at least one image)
+        group = std::clamp<std::int64_t>(kSpreadGroupFloats / image, 1, g.n);
         rep.reset(new float[static_cast<std::size_t>(group * image)]);
     }
     /// Spreads images [b0, b0 + nb), nb <= group, into rep.

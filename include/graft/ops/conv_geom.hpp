@@ -132,6 +132,36 @@ struct im2col_tables {
     }
 };
 
+#ifdef GRAFT_GEMM_X86_DISPATCH
+// The transposed im2col pack for R <= 16 rows: for kc output pixels from q on, lane r of dst[pp*R]
+// is the pixel's window origin at im2col offset off[o0 + r]. The offsets come as nseg contiguous
+// segments: segment s fills the lanes of mask[s] from origin + seg_off[s] + lane, one masked load.
+[[gnu::target("avx512f")]] inline void pack_transposed_avx512(const float* in, const conv_geom& g, std::int64_t q,
+                                                              std::int64_t kc, const std::int64_t* seg_off,
+                                                              const __mmask16* mask, int nseg, int R, float* dst) {
+    // locals, not g's fields: the compiler must assume the vector stores may write those
+    const std::int64_t oh = g.oh, ow = g.ow, P = oh * ow, in_sn = g.in_sn, row_step = g.sh * g.in_sh;
+    const std::int64_t col_step = g.sw * g.in_sw;
+    std::int64_t b = q / P, oy = (q - b * P) / ow, ox = q - b * P - oy * ow;
+    const auto lanes = static_cast<__mmask16>((1u << R) - 1);
+    std::int64_t offs[16];
+    __mmask16 masks[16];
+    for (int s = 0; s < nseg; ++s) offs[s] = seg_off[s], masks[s] = mask[s];
+    const float* origin = in + b * in_sn + oy * row_step + ox * col_step;
+    for (std::int64_t pp = 0; pp < kc; ++pp) {
+        __m512 v = _mm512_setzero_ps();
+        for (int s = 0; s < nseg; ++s) v = _mm512_mask_loadu_ps(v, masks[s], origin + offs[s]);
+        _mm512_mask_storeu_ps(dst + pp * R, lanes, v);
+        origin += col_step;
+        if (++ox == ow) {
+            ox = 0;
+            if (++oy == oh) oy = 0, ++b;
+            origin = in + b * in_sn + oy * row_step;
+        }
+    }
+}
+#endif
+
 /// The im2col matrix of a padded input (see padded_input; every window inside) as a GEMM panel
 /// source: outer index p is output pixel p_off + p of the batch, depth is k. transposed == true swaps
 /// the roles (outer k, depth p), as Conv2DBackpropFilter needs.
@@ -182,6 +212,24 @@ struct im2col_source {
         const std::int64_t* off = t->off.data();
         if (transposed) {  // outer = k in [o0, o0+R), depth = pixels [k0, k0+kc)
             const int valid = static_cast<int>(std::clamp<std::int64_t>(g->K() - o0, 0, R));
+#ifdef GRAFT_GEMM_X86_DISPATCH
+            if constexpr (std::is_same_v<T, float>) {
+                if (R <= 16 && gemm::active_kernel() == gemm::kernel_isa::avx512) {
+                    std::int64_t seg_off[16];
+                    __mmask16 mask[16];
+                    int nseg = 0;
+                    for (int r = 0; r < valid;) {  // contiguous segments of the offsets
+                        int e = r + 1;
+                        while (e < valid && off[o0 + e] == off[o0 + e - 1] + 1) ++e;
+                        seg_off[nseg] = off[o0 + r] - r;
+                        mask[nseg++] = static_cast<__mmask16>(((1u << e) - 1) & ~((1u << r) - 1));
+                        r = e;
+                    }
+                    pack_transposed_avx512(in, *g, p_off + k0, kc, seg_off, mask, nseg, R, dst);
+                    return;
+                }
+            }
+#endif
             // The R offsets form one contiguous run when they share (ky, kx) and channels are adjacent.
             const bool run = valid > 0 && off[o0 + valid - 1] - off[o0] == valid - 1;
             cursor c(this, k0);

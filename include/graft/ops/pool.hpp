@@ -15,11 +15,13 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "graft/core/error.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
+#include "graft/ops/gemm.hpp"
 #include "graft/ops/nn_util.hpp"
 
 namespace graft::ops {
@@ -164,9 +166,68 @@ void pool_forward(const pool_geom& g, const T* x, T* y) {
     });
 }
 
+#ifdef GRAFT_GEMM_X86_DISPATCH
+/// MaxPoolGrad of one NHWC float32 image under AVX-512, channels 16 at a time (the last block
+/// masked): per window each lane keeps its running best and the position it came from, moving only
+/// on a strictly greater value (as the scalar loop: the first maximum wins, a NaN first stays),
+/// then each window position adds dy to the lanes it won. `tiled`: the windows are whole, disjoint
+/// and cover the image, so every element is written once (0 + dy where it won, else 0) with no
+/// clearing pass and no reads.
+[[gnu::target("avx512f")]] inline void max_pool_backward_nhwc_avx512(const pool_geom& g, const float* img,
+                                                                    const float* dyi, float* dimg, bool tiled) {
+    const std::int64_t C = g.in.c;
+    if (!tiled) std::fill(dimg, dimg + g.sn, 0.f);
+    std::vector<std::int64_t> off(static_cast<std::size_t>(g.kh * g.kw));
+    for (std::int64_t oy = 0; oy < g.out.h; ++oy)
+        for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
+            std::int64_t y0, y1, x0, x1;
+            g.window(oy, ox, y0, y1, x0, x1);
+            int npos = 0;
+            for (std::int64_t yy = y0; yy < y1; ++yy)
+                for (std::int64_t xx = x0; xx < x1; ++xx) off[static_cast<std::size_t>(npos++)] = yy * g.sy + xx * g.sx;
+            if (npos == 0) continue;  // an empty window passes no gradient
+            const float* d = dyi + oy * g.oy + ox * g.ox;
+            for (std::int64_t c0 = 0; c0 < C; c0 += 16) {
+                const auto lanes = static_cast<__mmask16>(C - c0 >= 16 ? 0xFFFFu : (1u << (C - c0)) - 1);
+                __m512 best = _mm512_maskz_loadu_ps(lanes, img + off[0] + c0);
+                __m512i win = _mm512_setzero_si512();
+                for (int k = 1; k < npos; ++k) {
+                    const __m512 v = _mm512_maskz_loadu_ps(lanes, img + off[static_cast<std::size_t>(k)] + c0);
+                    const __mmask16 gt = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
+                    best = _mm512_mask_mov_ps(best, gt, v);
+                    win = _mm512_mask_mov_epi32(win, gt, _mm512_set1_epi32(k));
+                }
+                const __m512 dv = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(lanes, d + c0));
+                for (int k = 0; k < npos; ++k) {
+                    const __mmask16 mk = _mm512_mask_cmpeq_epi32_mask(lanes, win, _mm512_set1_epi32(k));
+                    float* p = dimg + off[static_cast<std::size_t>(k)] + c0;
+                    if (tiled) {
+                        _mm512_mask_storeu_ps(p, lanes, _mm512_maskz_mov_ps(mk, dv));
+                    } else if (mk) {
+                        _mm512_mask_storeu_ps(p, mk, _mm512_add_ps(_mm512_maskz_loadu_ps(mk, p), dv));
+                    }
+                }
+            }
+        }
+}
+#endif
+
 /// MaxPoolGrad scatters each output gradient to its window's argmax; images run in parallel.
 template <class T>
 void max_pool_backward(const pool_geom& g, const T* x, const T* dy, T* dx) {
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float>) {
+        if (g.nhwc && gemm::active_kernel() == gemm::kernel_isa::avx512) {
+            const bool tiled = g.kh == g.sh && g.kw == g.sw && g.pt == 0 && g.pl == 0 && g.out.h * g.sh == g.in.h &&
+                               g.out.w * g.sw == g.in.w;
+            parallel_for(g.in.n, 1, [&](std::int64_t b0, std::int64_t b1) {
+                for (std::int64_t b = b0; b < b1; ++b)
+                    max_pool_backward_nhwc_avx512(g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled);
+            });
+            return;
+        }
+    }
+#endif
     parallel_for(g.in.n, 1, [&](std::int64_t b0, std::int64_t b1) {
         for (std::int64_t b = b0; b < b1; ++b) {
             const T* img = x + b * g.sn;
