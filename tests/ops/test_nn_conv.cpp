@@ -130,6 +130,7 @@ TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512): the GEMM path
         {{2, 9, 8, 3}, 3, 3, 8, 2, 2, 1, "EXPLICIT"},     // row stride and dilation, 8 channels
         {{2, 23, 40, 2}, 3, 2, 7, 1, 1, 2, "VALID"},      // 7 channels: 224-float chunks of a 266-float row
         {{3, 130, 130, 8}, 3, 3, 8, 1, 1, 1, "VALID"},    // spread planes over 4 MiB: one image at a time
+        {{10, 60, 60, 2}, 3, 3, 8, 1, 1, 1, "SAME"},      // 2 threads take 5 whole images each, 2 per group
         {{1, 7, 5, 2}, 2, 2, 1, 1, 1, 1, "SAME"},
     };
     for (const auto& g : geos)
