@@ -104,12 +104,14 @@ inline constexpr std::int64_t kSpreadGroupFloats = std::int64_t{1} << 17;
 /// (rep[ic][y][x*OC + c] = in[y][x][ic]), so a tap reads one contiguous run of the row and
 /// multiplies it by the tap's filter weights repeated with period OC (wpat). No packing, every
 /// vector lane useful. Taps run in im2col depth order, so the result equals the GEMM path's bits.
-/// What the direct few-channel kernels share: the padded input, the offsets of the taps in the
-/// spread planes, and `slots` buffers of spread planes for a group of images each (one per thread
-/// when each thread takes whole images: it spreads and uses its own groups, with no barrier between).
+/// What the direct few-channel kernels share: the geometry over the zero-bordered input (the
+/// spread planes carry the border: no padded copy of the input is made), the offsets of the taps in
+/// the spread planes, and `slots` buffers of spread planes for a group of images each (one per
+/// thread when each thread takes whole images: it spreads and uses its own groups, with no barrier).
 struct narrow_conv {
-    padded_input<float> in;
-    const conv_geom& g;  // over in.data: every window inside
+    conv_geom g0;        // the convolution as given
+    const float* x;      // its input
+    conv_geom g;         // over the zero-bordered input: pads 0, every window inside
     std::int64_t OC, taps, row, plane, image, period, L, out_row, group;
     std::vector<std::int64_t> tap_off;
     std::unique_ptr<float[]> rep;
@@ -117,7 +119,10 @@ struct narrow_conv {
     /// Whether each of `tasks` threads takes whole images (enough of them for a balanced split).
     static bool by_images(const conv_geom& g, int tasks) { return tasks > 1 && g.n >= 2 * tasks; }
 
-    narrow_conv(const conv_geom& g0, const float* x, int slots = 1) : in(g0, x), g(in.g) {
+    narrow_conv(const conv_geom& geom, const float* input, int slots = 1) : g0(geom), x(input), g(geom) {
+        g.ih = std::max(g0.ih + g0.pt, (g0.oh - 1) * g0.sh + (g0.kh - 1) * g0.dh + 1);
+        g.iw = std::max(g0.iw + g0.pl, (g0.ow - 1) * g0.sw + (g0.kw - 1) * g0.dw + 1);
+        g.pt = 0, g.pl = 0;
         OC = g.oc, taps = g.K(), row = g.iw * OC, plane = g.ih * row;
         image = std::max<std::int64_t>(1, g.ic * plane);
         // a tap's weights along a row repeat every OC floats, its vectors every lcm(OC, 16) floats
@@ -137,12 +142,22 @@ struct narrow_conv {
     /// calling one only.
     void spread(std::int64_t b0, std::int64_t nb, int slot = 0, bool all_threads = true) {
         float* const buf = rep.get() + slot * group * image;
+        const std::int64_t left = g0.pl * OC, filled = g0.iw * OC;
         auto rows = [&](std::int64_t r0, std::int64_t r1) {
             for (std::int64_t r = r0; r < r1; ++r) {
-                const std::int64_t b = r / g.ih, iy = r - b * g.ih;
-                const float* src = in.data + (b0 + b) * g.in_sn + iy * g.in_sh;
+                const std::int64_t b = r / g.ih, iy = r - b * g.ih, sy = iy - g0.pt;
                 float* dst = buf + b * image + iy * row;
-                for (std::int64_t ic = 0; ic < g.ic; ++ic) spread_avx512(src + ic, g.ic, g.iw, OC, dst + ic * plane);
+                if (sy < 0 || sy >= g0.ih) {  // a border row
+                    for (std::int64_t ic = 0; ic < g.ic; ++ic) std::fill(dst + ic * plane, dst + ic * plane + row, 0.f);
+                    continue;
+                }
+                const float* src = x + (b0 + b) * g0.in_sn + sy * g0.in_sh;
+                for (std::int64_t ic = 0; ic < g.ic; ++ic) {
+                    float* d = dst + ic * plane;
+                    std::fill(d, d + left, 0.f);
+                    spread_avx512(src + ic, g0.ic, g0.iw, OC, d + left);
+                    std::fill(d + left + filled, d + row, 0.f);
+                }
             }
         };
         if (all_threads) parallel_for(nb * g.ih, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, row * g.ic)), rows);
