@@ -637,12 +637,14 @@ template <int V>
                                                         std::int64_t incx, const matrix_source<float>& B, float* y,
                                                         std::int64_t incy, bool accumulate) {
     __m256 acc[V];
+#pragma GCC unroll 16
     for (int v = 0; v < V; ++v) acc[v] = _mm256_setzero_ps();
     const int rest = w - 8 * (V - 1);  // 1..8 columns in the last vector
     const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     const float* row = B.data + nb;
     for (std::int64_t k = 0; k < K; ++k, row += B.depth_stride) {
         const __m256 xv = _mm256_set1_ps(x[k * incx]);
+#pragma GCC unroll 16
         for (int v = 0; v < V - 1; ++v) acc[v] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(row + 8 * v), acc[v]);
         acc[V - 1] = _mm256_fmadd_ps(xv, _mm256_maskload_ps(row + 8 * (V - 1), last), acc[V - 1]);
     }
@@ -705,11 +707,13 @@ template <int V>
                                                          std::int64_t incx, const matrix_source<float>& B, float* y,
                                                          std::int64_t incy, bool accumulate) {
     __m512 acc[V];
+#pragma GCC unroll 16
     for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
-    const __mmask16 last = static_cast<__mmask16>(w - 16 * (V - 1) >= 16 ? 0xFFFF : (1u << (w - 16 * (V - 1))) - 1);
+    const auto last = static_cast<__mmask16>((1u << (w - 16 * (V - 1))) - 1);  // 1..16 columns
     const float* row = B.data + nb;
     for (std::int64_t k = 0; k < K; ++k, row += B.depth_stride) {
         const __m512 xv = _mm512_set1_ps(x[k * incx]);
+#pragma GCC unroll 16
         for (int v = 0; v < V - 1; ++v) acc[v] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(row + 16 * v), acc[v]);
         acc[V - 1] = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(last, row + 16 * (V - 1)), acc[V - 1]);
     }
