@@ -214,9 +214,9 @@ TEST_CASE("nn MaxPoolGrad: TF's pooling_ops_test.py direct figures (ties and NaN
         }
 }
 
-TEST_CASE("nn MaxPoolGrad: the vector path (AVX-512, NHWC float32) routes as the scalar loop, ties and NaN included") {
+TEST_CASE("nn MaxPool / MaxPoolGrad: the vector paths (AVX-512, NHWC float32) equal the scalar loops, ties, -0 and NaN included") {
     if (ops::gemm::active_kernel() != ops::gemm::kernel_isa::avx512) {
-        MESSAGE("skipped: this CPU has no AVX-512F, so MaxPoolGrad has only its scalar loop");
+        MESSAGE("skipped: this CPU has no AVX-512F, so MaxPool and MaxPoolGrad have only their scalar loops");
         return;
     }
     struct geo {
@@ -231,9 +231,12 @@ TEST_CASE("nn MaxPoolGrad: the vector path (AVX-512, NHWC float32) routes as the
         {{1, 8, 8, 20}, 2, 2, "SAME"},   {{2, 7, 6, 6}, 3, 1, "VALID"},
     };
     for (const auto& g : geos) {
-        // values from {0, 1, 2, 3}: many ties; a few NaNs, some first in their window
+        // values from {-0, 0, 1, 2, 3}: many ties; a few NaNs, some first in their window
         std::vector<float> v(static_cast<std::size_t>(g.in.num_elements()));
-        for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 37 == 5 ? std::nanf("") : static_cast<float>((i * 2654435761u >> 7) % 4);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            v[i] = i % 37 == 5 ? std::nanf("") : static_cast<float>((i * 2654435761u >> 7) % 4);
+            if (v[i] == 0.f && i % 3 == 0) v[i] = -0.f;
+        }
         const tensor x = tensor::from_vector<float>(g.in, v);
         const auto p = params(g.k, g.k, g.s, g.s, g.padding, true);
         const tensor y = ops::max_pool(x, p);
@@ -241,8 +244,10 @@ TEST_CASE("nn MaxPoolGrad: the vector path (AVX-512, NHWC float32) routes as the
         const tensor vec = ops::max_pool_grad(x, y, dy, p);
         ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
         const tensor scalar = ops::max_pool_grad(x, y, dy, p);
+        const tensor y_scalar = ops::max_pool(x, p);
         ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
         INFO("in " << g.in.str() << " k " << g.k << " s " << g.s << " " << g.padding);
+        CHECK(std::memcmp(y.data<float>(), y_scalar.data<float>(), static_cast<std::size_t>(y.num_elements()) * 4) == 0);
         CHECK(std::memcmp(vec.data<float>(), scalar.data<float>(), static_cast<std::size_t>(vec.num_elements()) * 4) == 0);
         // the windows' gradient lands somewhere: dx sums to dy's sum (up to rounding)
         double sum_dx = 0, sum_dy = 0;

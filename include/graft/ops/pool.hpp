@@ -120,9 +120,43 @@ void max_pool_nhwc(const pool_geom& g, const T* x, T* y) {
     });
 }
 
+#ifdef GRAFT_GEMM_X86_DISPATCH
+/// MaxPool, NHWC float32 under AVX-512, output row oy of image b: per output pixel, its window's
+/// pixels 16 channels at a time (the last block masked). max(px, acc) is px > acc ? px : acc, as
+/// in the scalar loop: same elements, same order, same bits (a NaN never wins, the first of equal
+/// values stays).
+[[gnu::target("avx512f")]] inline void max_pool_row_avx512(const pool_geom& g, const float* x, float* y,
+                                                          std::int64_t b, std::int64_t oy) {
+    const std::int64_t C = g.in.c;
+    const float* img = x + b * g.sn;
+    float* out = y + b * g.on + oy * g.oy;
+    for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
+        std::int64_t y0, y1, x0, x1;
+        g.window(oy, ox, y0, y1, x0, x1);
+        for (std::int64_t c0 = 0; c0 < C; c0 += 16) {
+            const auto lanes = static_cast<__mmask16>(C - c0 >= 16 ? 0xFFFFu : (1u << (C - c0)) - 1);
+            __m512 acc = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+            for (std::int64_t yy = y0; yy < y1; ++yy)
+                for (std::int64_t xx = x0; xx < x1; ++xx)
+                    // (the masked form: the plain one trips GCC 12's -Wmaybe-uninitialized on its undefined source)
+                    acc = _mm512_mask_max_ps(acc, 0xFFFF, _mm512_maskz_loadu_ps(lanes, img + yy * g.sy + xx * g.sx + c0), acc);
+            _mm512_mask_storeu_ps(out + ox * C + c0, lanes, acc);
+        }
+    }
+}
+#endif
+
 template <class T, bool IsMax>
 void pool_forward(const pool_geom& g, const T* x, T* y) {
     if constexpr (IsMax) {
+#ifdef GRAFT_GEMM_X86_DISPATCH
+        if constexpr (std::is_same_v<T, float>) {
+            if (g.nhwc && gemm::active_kernel() == gemm::kernel_isa::avx512) {
+                pool_rows(g, [&](std::int64_t b, std::int64_t oy) { max_pool_row_avx512(g, x, y, b, oy); });
+                return;
+            }
+        }
+#endif
         if (g.nhwc) {
             max_pool_nhwc(g, x, y);
             return;
