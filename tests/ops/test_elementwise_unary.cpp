@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "array_testing.hpp"
@@ -313,6 +314,32 @@ TEST_CASE("activation gradients: reference values and finite differences of the 
     check_values(ops::leaky_relu_grad(g, f, 0.3f), dtype::float32, shape{3}, {0.3, 2, 3}, 1e-6);
     check_values(ops::relu_grad(i32({3}, {4, 5, 6}), i32({3}, {-1, 0, 1})), dtype::int32, shape{3},
                  {0, 0, 6});
+}
+
+TEST_CASE("ReluGrad's AVX-512 float32 path equals the Eigen path bit for bit (NaN, -0, tails, in place)") {
+    if (ops::gemm::active_kernel() != ops::gemm::kernel_isa::avx512) {
+        MESSAGE("skipped: this CPU has no AVX-512F, so ReluGrad has only its Eigen path");
+        return;
+    }
+    for (std::int64_t n : {1, 15, 16, 17, 100, 4099}) {
+        std::vector<float> gv(static_cast<std::size_t>(n)), fv(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) {
+            const auto k = static_cast<std::size_t>(i);
+            gv[k] = i % 13 == 7 ? std::nanf("") : static_cast<float>(i % 9) - 4.5f;
+            fv[k] = i % 11 == 3 ? std::nanf("") : i % 7 == 2 ? -0.f : i % 5 == 1 ? 0.f : static_cast<float>(i % 6) - 2.5f;
+        }
+        const tensor g = f32({n}, std::vector<double>(gv.begin(), gv.end())), f = f32({n}, std::vector<double>(fv.begin(), fv.end()));
+        const tensor fast = ops::relu_grad(g, f);
+        tensor in_place = g.clone();
+        (void)ops::relu_grad(in_place, f, &in_place);
+        ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
+        const tensor eigen = ops::relu_grad(g, f);
+        ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+        INFO("n " << n);
+        CHECK(std::memcmp(fast.data<float>(), eigen.data<float>(), static_cast<std::size_t>(n) * 4) == 0);
+        CHECK(std::memcmp(in_place.data<float>(), eigen.data<float>(), static_cast<std::size_t>(n) * 4) == 0);
+        if (n > 2) CHECK(fast.data<float>()[2] == 0.f);  // features -0: no gradient
+    }
 }
 
 TEST_CASE("unary and gradient ops reject bad dtypes and shapes naming the op") {
