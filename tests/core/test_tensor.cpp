@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "graft/core/tensor_util.hpp"
@@ -136,4 +138,47 @@ TEST_CASE("numpy-like printing") {
     std::iota(v.begin(), v.end(), 0.f);
     CHECK(graft::to_string(tensor::from_vector<float>(v), 2) == "[0 1 ... 8 9]");
     CHECK(graft::to_string(tensor::scalar_of(true)) == "True");
+}
+
+TEST_CASE("large host buffers are reused after free, zeroed when asked, within the cache limit") {
+    if (!graft::detail::host_cache_enabled) {
+        MESSAGE("skipped: the host block cache is off under AddressSanitizer (reuse would hide use-after-free)");
+        return;
+    }
+    graft::set_host_cache_limit(std::size_t{256} << 20);
+    const std::size_t big = std::size_t{1} << 20;
+    void* first = nullptr;
+    {
+        auto b = graft::buffer::allocate_host(big, false);
+        first = b->data();
+        std::memset(b->data(), 0xAB, big);
+    }
+    CHECK(graft::host_cache_bytes() >= big);
+    {
+        auto b = graft::buffer::allocate_host(big, true);  // the same block back, zeroed
+        CHECK(b->data() == first);
+        const auto* bytes = static_cast<const unsigned char*>(b->data());
+        CHECK(std::all_of(bytes, bytes + big, [](unsigned char c) { return c == 0; }));
+        auto other = graft::buffer::allocate_host(big, false);  // the cache had one: a fresh block
+        CHECK(other->data() != first);
+    }
+    // small buffers are malloc's business
+    const std::size_t before = graft::host_cache_bytes();
+    { auto small = graft::buffer::allocate_host(4096); (void)small; }
+    CHECK(graft::host_cache_bytes() == before);
+    // a limit frees what is over it; 0 keeps nothing
+    graft::set_host_cache_limit(0);
+    CHECK(graft::host_cache_bytes() == 0);
+    { auto b = graft::buffer::allocate_host(big, false); (void)b; }
+    CHECK(graft::host_cache_bytes() == 0);
+    graft::set_host_cache_limit(std::size_t{256} << 20);
+    // tensors go through it: a [512,512] float32 tensor's buffer comes back for the next one
+    const void* t1 = nullptr;
+    {
+        auto t = graft::tensor(graft::dtype::float32, {512, 512});
+        t1 = t.raw_data();
+    }
+    auto t = graft::tensor(graft::dtype::float32, {512, 512});
+    CHECK(t.raw_data() == t1);
+    CHECK(t.data<float>()[12345] == 0.f);  // tensor(dtype, shape) is zero-filled
 }

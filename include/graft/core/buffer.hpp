@@ -8,8 +8,11 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "graft/core/error.hpp"
 
@@ -33,6 +36,89 @@ struct device {
     friend bool operator==(const device&, const device&) = default;
 };
 
+namespace detail {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool host_cache_enabled = false;  // reused blocks would hide use-after-free from ASan
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool host_cache_enabled = false;
+#else
+inline constexpr bool host_cache_enabled = true;
+#endif
+#else
+inline constexpr bool host_cache_enabled = true;
+#endif
+
+/// Freed large host blocks kept for reuse, by size. A program runs the same shapes again and again
+/// (a session's steps), and a fresh large block is fresh pages: glibc serves big requests with
+/// mmap when its heap cannot take them (as happens once libraries such as OpenBLAS have mapped
+/// memory next to it), and every 4 KiB page then faults on first touch: a LeNet training step
+/// took 1,200 such faults (+50% time) with libtorch loaded. Blocks of at least `min_bytes`, up to
+/// `limit` bytes in all (graft::set_host_cache_limit); process-wide, thread-safe.
+class host_block_cache {
+public:
+    static constexpr std::size_t min_bytes = std::size_t{128} << 10;
+
+    static host_block_cache& instance() {
+        static auto* c = new host_block_cache;  // never destroyed: tensors may outlive static destructors
+        return *c;
+    }
+    void* take(std::size_t bytes) {
+        const std::lock_guard<std::mutex> lock(m_);
+        auto it = free_.find(bytes);
+        if (it == free_.end() || it->second.empty()) return nullptr;
+        void* p = it->second.back();
+        it->second.pop_back();
+        cached_ -= bytes;
+        return p;
+    }
+    void put(void* p, std::size_t bytes) {
+        {
+            const std::lock_guard<std::mutex> lock(m_);
+            if (cached_ + bytes <= limit_) {
+                free_[bytes].push_back(p);
+                cached_ += bytes;
+                return;
+            }
+        }
+        std::free(p);
+    }
+    /// Caps the bytes kept; 0 turns the cache off. Frees what is over.
+    void set_limit(std::size_t bytes) {
+        std::vector<void*> drop;
+        {
+            const std::lock_guard<std::mutex> lock(m_);
+            limit_ = bytes;
+            for (auto& [size, blocks] : free_) {
+                while (cached_ > limit_ && !blocks.empty()) {
+                    drop.push_back(blocks.back());
+                    blocks.pop_back();
+                    cached_ -= size;
+                }
+            }
+        }
+        for (void* p : drop) std::free(p);
+    }
+    [[nodiscard]] std::size_t cached_bytes() {
+        const std::lock_guard<std::mutex> lock(m_);
+        return cached_;
+    }
+
+private:
+    std::mutex m_;
+    std::unordered_map<std::size_t, std::vector<void*>> free_;
+    std::size_t cached_ = 0;
+    std::size_t limit_ = std::size_t{256} << 20;
+};
+
+}  // namespace detail
+
+/// Bytes of freed large host buffers graft keeps for reuse (default 256 MiB; 0: none). Buffers of
+/// 128 KiB and more are cached; graft::host_cache_bytes() tells how much is held now.
+inline void set_host_cache_limit(std::size_t bytes) { detail::host_block_cache::instance().set_limit(bytes); }
+inline std::size_t host_cache_bytes() { return detail::host_block_cache::instance().cached_bytes(); }
+
 /// One block of memory. Owns it (and frees it through its deleter) or keeps its owner alive.
 class buffer {
 public:
@@ -52,11 +138,17 @@ public:
     static std::shared_ptr<buffer> allocate_host(std::size_t size, bool zero = true) {
         std::size_t rounded = (size + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
         if (rounded == 0) rounded = buffer_alignment;
-        void* p = std::aligned_alloc(buffer_alignment, rounded);
+        const bool cached = detail::host_cache_enabled && rounded >= detail::host_block_cache::min_bytes;
+        void* p = cached ? detail::host_block_cache::instance().take(rounded) : nullptr;
+        if (!p) p = std::aligned_alloc(buffer_alignment, rounded);
         if (!p) {
             throw error(detail::cat("out of host memory allocating ", size, " bytes"));
         }
         if (zero) std::memset(p, 0, rounded);
+        if (cached) {
+            return std::make_shared<buffer>(p, size, device{},
+                                            [rounded](void* q) { detail::host_block_cache::instance().put(q, rounded); });
+        }
         return std::make_shared<buffer>(p, size, device{}, [](void* q) { std::free(q); });
     }
 
