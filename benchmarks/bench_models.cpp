@@ -17,7 +17,7 @@
 // stops with SkipWithError.
 //
 // Arguments are /batch/threads; every benchmark sets graft's, torch's, OpenBLAS's and OpenCV's
-// thread counts to `threads` (see main() for OMP_WAIT_POLICY). Counters: items/s (samples) and
+// thread counts to `threads` (see reexec_for_peers for their environment). Counters: items/s (samples) and
 // per_batch (seconds per forward).
 //
 //   BM_session_overhead/<threads>      session::run on a 10-node graph of [1] tensors (per_run)
@@ -540,17 +540,10 @@ BENCHMARK(BM_lenet_graft_node)
 
 }  // namespace
 
-// libtorch's OpenMP workers spin after each parallel region (libgomp's default wait policy) and
-// fight OpenBLAS's own pthreads for the cores: on a 2-core machine torch's MLP at batch 128 and two
-// threads took ~50 ms instead of ~5 ms. libgomp reads OMP_WAIT_POLICY only when it loads, so unless
-// the caller chose a policy the program re-executes itself once with PASSIVE (the peers' best here).
+// The peers' environment (OMP_WAIT_POLICY, malloc thresholds): see graft::bench::reexec_for_peers.
 int main(int argc, char** argv) {
 #if defined(GRAFT_HAVE_TORCH) || defined(GRAFT_HAVE_OPENCV)
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
-        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-        execv("/proc/self/exe", argv);  // returns only on failure: run as we are
-        std::fprintf(stderr, "bench_models: could not re-execute with OMP_WAIT_POLICY=PASSIVE\n");
-    }
+    graft::bench::reexec_for_peers(argv, "bench_models");
 #endif
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

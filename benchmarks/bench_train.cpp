@@ -251,15 +251,10 @@ BENCHMARK(BM_eigen_gemm)->Apply(args);
 
 }  // namespace
 
-// As in bench_models: libgomp's spinning workers fight OpenBLAS's on a small machine unless
-// OMP_WAIT_POLICY is PASSIVE, which libgomp reads only at load, so re-execute once with it.
+// The peers' environment (OMP_WAIT_POLICY, malloc thresholds): see graft::bench::reexec_for_peers.
 int main(int argc, char** argv) {
 #ifdef GRAFT_HAVE_TORCH
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
-        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-        execv("/proc/self/exe", argv);
-        std::fprintf(stderr, "bench_train: could not re-execute with OMP_WAIT_POLICY=PASSIVE\n");
-    }
+    graft::bench::reexec_for_peers(argv, "bench_train");
 #endif
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
