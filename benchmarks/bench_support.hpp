@@ -32,7 +32,8 @@ inline void reexec_for_peers(char** argv, const char* program) {
     if (std::getenv("GLIBC_TUNABLES") == nullptr)
         setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=536870912", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: run as we are
-    std::fprintf(stderr, "%s: could not re-execute with the peers' environment (OMP_WAIT_POLICY, GLIBC_TUNABLES)\n", program);
+    std::fprintf(stderr, "%s: could not re-execute with the peers' environment (OMP_WAIT_POLICY, GLIBC_TUNABLES)\n",
+                 program);
 }
 
 /// Runs graft and every linked peer on `n` threads: graft's pool, libtorch's intra-op pool,

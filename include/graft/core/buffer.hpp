@@ -146,8 +146,8 @@ public:
         }
         if (zero) std::memset(p, 0, rounded);
         if (cached) {
-            return std::make_shared<buffer>(p, size, device{},
-                                            [rounded](void* q) { detail::host_block_cache::instance().put(q, rounded); });
+            auto give_back = [rounded](void* q) { detail::host_block_cache::instance().put(q, rounded); };
+            return std::make_shared<buffer>(p, size, device{}, give_back);
         }
         return std::make_shared<buffer>(p, size, device{}, [](void* q) { std::free(q); });
     }

@@ -29,8 +29,10 @@ using f32_pair_kernel = void (*)(const float*, const float*, float*, std::int64_
 [[gnu::target("avx512f")]] inline void relu_grad_avx512(const float* a, const float* b, float* o, std::int64_t n) {
     const __m512 zero = _mm512_setzero_ps();
     std::int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(o + i, _mm512_maskz_loadu_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(b + i), zero, _CMP_GT_OQ), a + i));
+    for (; i + 16 <= n; i += 16) {
+        const __mmask16 pos = _mm512_cmp_ps_mask(_mm512_loadu_ps(b + i), zero, _CMP_GT_OQ);
+        _mm512_storeu_ps(o + i, _mm512_maskz_loadu_ps(pos, a + i));
+    }
     if (i < n) {
         const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
         const __mmask16 pos = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, b + i), zero, _CMP_GT_OQ);

@@ -160,8 +160,21 @@ struct narrow_conv {
                 }
             }
         };
-        if (all_threads) parallel_for(nb * g.ih, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, row * g.ic)), rows);
-        else rows(0, nb * g.ih);
+        if (!all_threads) return rows(0, nb * g.ih);
+        parallel_for(nb * g.ih, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, row * g.ic)), rows);
+    }
+    /// by_images(): each of `tasks` threads takes whole images and, group by group, spreads them
+    /// into its own buffer (slot = task) and calls rows(task, b0, nb) on the group of nb images at b0.
+    template <class Rows>
+    void for_own_images(int tasks, Rows&& rows) {
+        run_tasks(tasks, [&](int task) {
+            const std::int64_t e0 = g.n * task / tasks, e1 = g.n * (task + 1) / tasks;
+            for (std::int64_t b0 = e0; b0 < e1; b0 += group) {
+                const std::int64_t nb = std::min(group, e1 - b0);
+                spread(b0, nb, task, false);
+                rows(task, b0, nb);
+            }
+        });
     }
     /// Output row oy of image b of the group in buffer `slot`, at tap offset 0.
     [[nodiscard]] const float* base(std::int64_t b, std::int64_t oy, int slot = 0) const {
@@ -195,13 +208,8 @@ inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float*
         }
     };
     if (by_images) {
-        run_tasks(threads, [&](int task) {
-            const std::int64_t e0 = g.n * task / threads, e1 = g.n * (task + 1) / threads;
-            for (std::int64_t b0 = e0; b0 < e1; b0 += nc.group) {
-                const std::int64_t nb = std::min(nc.group, e1 - b0);
-                nc.spread(b0, nb, task, false);
-                group_rows(task, b0, 0, nb * g.oh);
-            }
+        nc.for_own_images(threads, [&](int task, std::int64_t b0, std::int64_t nb) {
+            group_rows(task, b0, 0, nb * g.oh);
         });
         return;
     }
@@ -309,13 +317,8 @@ inline void conv_narrow_filter_grad_avx512(const conv_geom& g0, const float* x, 
         }
     };
     if (by_images) {
-        run_tasks(tasks, [&](int task) {
-            const std::int64_t e0 = g.n * task / tasks, e1 = g.n * (task + 1) / tasks;
-            for (std::int64_t b0 = e0; b0 < e1; b0 += nc.group) {
-                const std::int64_t nb = std::min(nc.group, e1 - b0);
-                nc.spread(b0, nb, task, false);
-                group_rows(task, task, b0, 0, nb * g.oh);
-            }
+        nc.for_own_images(tasks, [&](int task, std::int64_t b0, std::int64_t nb) {
+            group_rows(task, task, b0, 0, nb * g.oh);
         });
     } else {
         for (std::int64_t b0 = 0; b0 < g.n; b0 += nc.group) {

@@ -282,10 +282,12 @@ struct im2col_source {
 // dst[0, len) += src[0, len): zmm adds, the last vector masked.
 [[gnu::target("avx512f")]] inline void add_run_avx512(float* dst, const float* src, std::int64_t len) {
     std::int64_t i = 0;
-    for (; i + 16 <= len; i += 16) _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_loadu_ps(dst + i), _mm512_loadu_ps(src + i)));
+    for (; i + 16 <= len; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_loadu_ps(dst + i), _mm512_loadu_ps(src + i)));
     if (i < len) {
         const auto m = static_cast<__mmask16>((1u << (len - i)) - 1);
-        _mm512_mask_storeu_ps(dst + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + i), _mm512_maskz_loadu_ps(m, src + i)));
+        const __m512 sum = _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + i), _mm512_maskz_loadu_ps(m, src + i));
+        _mm512_mask_storeu_ps(dst + i, m, sum);
     }
 }
 #endif

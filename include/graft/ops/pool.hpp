@@ -137,9 +137,11 @@ void max_pool_nhwc(const pool_geom& g, const T* x, T* y) {
             const auto lanes = static_cast<__mmask16>(C - c0 >= 16 ? 0xFFFFu : (1u << (C - c0)) - 1);
             __m512 acc = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
             for (std::int64_t yy = y0; yy < y1; ++yy)
-                for (std::int64_t xx = x0; xx < x1; ++xx)
-                    // (the masked form: the plain one trips GCC 12's -Wmaybe-uninitialized on its undefined source)
-                    acc = _mm512_mask_max_ps(acc, 0xFFFF, _mm512_maskz_loadu_ps(lanes, img + yy * g.sy + xx * g.sx + c0), acc);
+                for (std::int64_t xx = x0; xx < x1; ++xx) {
+                    // the masked form: the plain one trips GCC 12's -Wmaybe-uninitialized (undefined source)
+                    const __m512 px = _mm512_maskz_loadu_ps(lanes, img + yy * g.sy + xx * g.sx + c0);
+                    acc = _mm512_mask_max_ps(acc, 0xFFFF, px, acc);
+                }
             _mm512_mask_storeu_ps(out + ox * C + c0, lanes, acc);
         }
     }
