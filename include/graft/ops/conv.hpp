@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -120,8 +121,7 @@ struct narrow_conv {
     static bool by_images(const conv_geom& g, int tasks) { return tasks > 1 && g.n >= 2 * tasks; }
 
     narrow_conv(const conv_geom& geom, const float* input, int slots = 1) : g0(geom), x(input), g(geom) {
-        g.ih = std::max(g0.ih + g0.pt, (g0.oh - 1) * g0.sh + (g0.kh - 1) * g0.dh + 1);
-        g.iw = std::max(g0.iw + g0.pl, (g0.ow - 1) * g0.sw + (g0.kw - 1) * g0.dw + 1);
+        std::tie(g.ih, g.iw) = padded_extent(g0);
         g.pt = 0, g.pl = 0;
         OC = g.oc, taps = g.K(), row = g.iw * OC, plane = g.ih * row;
         image = std::max<std::int64_t>(1, g.ic * plane);

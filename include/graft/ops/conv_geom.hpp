@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "graft/core/error.hpp"
@@ -84,6 +85,12 @@ inline conv_geom make_conv_geom(const char* op, const dims4& in, const shape& fi
     return g;
 }
 
+/// The input extent [height, width] every window of `g` fits in once its padding is made real.
+inline std::pair<std::int64_t, std::int64_t> padded_extent(const conv_geom& g) {
+    return {std::max(g.ih + g.pt, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1),
+            std::max(g.iw + g.pl, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1)};
+}
+
 /// The input of a convolution with its padding made real: when any window reaches past the input,
 /// a zero-bordered copy is made and the geometry rewritten (pads 0), so every window lies inside the
 /// buffer and the packing code needs no bounds checks.
@@ -94,8 +101,7 @@ struct padded_input {
     std::vector<T> storage;
 
     padded_input(const conv_geom& geom, const T* x) : g(geom), data(x) {
-        const std::int64_t need_h = std::max(g.ih + g.pt, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
-        const std::int64_t need_w = std::max(g.iw + g.pl, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+        const auto [need_h, need_w] = padded_extent(g);
         if (g.oh == 0 || g.ow == 0 || (g.pt == 0 && g.pl == 0 && need_h <= g.ih && need_w <= g.iw)) return;
         conv_geom p = g;
         p.ih = need_h, p.iw = need_w, p.pt = 0, p.pl = 0;

@@ -209,11 +209,12 @@ void pool_forward(const pool_geom& g, const T* x, T* y) {
 /// then each window position adds dy to the lanes it won. `tiled`: the windows are whole, disjoint
 /// and cover the image, so every element is written once (0 + dy where it won, else 0) with no
 /// clearing pass and no reads.
+/// `off`: room for kh*kw window offsets.
 [[gnu::target("avx512f")]] inline void max_pool_backward_nhwc_avx512(const pool_geom& g, const float* img,
-                                                                    const float* dyi, float* dimg, bool tiled) {
+                                                                    const float* dyi, float* dimg, bool tiled,
+                                                                    std::int64_t* off) {
     const std::int64_t C = g.in.c;
     if (!tiled) std::fill(dimg, dimg + g.sn, 0.f);
-    std::vector<std::int64_t> off(static_cast<std::size_t>(g.kh * g.kw));
     for (std::int64_t oy = 0; oy < g.out.h; ++oy)
         for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
             std::int64_t y0, y1, x0, x1;
@@ -257,8 +258,9 @@ void max_pool_backward(const pool_geom& g, const T* x, const T* dy, T* dx) {
             const bool tiled = g.kh == g.sh && g.kw == g.sw && g.pt == 0 && g.pl == 0 && g.out.h * g.sh == g.in.h &&
                                g.out.w * g.sw == g.in.w;
             parallel_for(g.in.n, 1, [&](std::int64_t b0, std::int64_t b1) {
+                std::vector<std::int64_t> off(static_cast<std::size_t>(g.kh * g.kw));
                 for (std::int64_t b = b0; b < b1; ++b)
-                    max_pool_backward_nhwc_avx512(g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled);
+                    max_pool_backward_nhwc_avx512(g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled, off.data());
             });
             return;
         }
