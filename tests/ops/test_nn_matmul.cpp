@@ -106,6 +106,45 @@ TEST_CASE("nn MatMul: thread counts give the same result") {
     check_close(row_one, ref_matmul(x, w, false, false), 1e-4, 1e-4, "gemv vs reference");
 }
 
+TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bits on any thread count") {
+    // [K,N] = [1000,300] (1.2 MB) and [784,512]: cut into row blocks (an even number of them, more
+    // than one), each block's sums then the blocks' sums in order; y strided (incy 3) and accumulated
+    // onto its previous values
+    for (auto [K, N] : {std::pair<std::int64_t, std::int64_t>{1000, 300}, {784, 512}, {2000, 37}}) {
+        const double bytes = 4.0 * static_cast<double>(K * N);
+        const int blocks = ops::gemm::gemv_depth_blocks(bytes, K);
+        INFO("K=" << K << " N=" << N << " blocks=" << blocks);
+        if (bytes >= 2 * ops::gemm::kGemvBytesPerThread) {
+            CHECK(blocks > 1);
+            CHECK(blocks % 2 == 0);
+        }
+        const tensor x = random_tensor(dtype::float32, {1, K}, 21), w = random_tensor(dtype::float32, {K, N}, 22);
+        const tensor want = ref_matmul(x, w, false, false);
+        const float* xp = x.data<float>();
+        const ops::gemm::matrix_source<float> B{w.data<float>(), 1, N, N};
+        for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+            ops::gemm::limit_kernel(isa);
+            std::vector<std::vector<float>> results;
+            for (int threads : {1, 2, 3}) {
+                set_num_threads(threads);
+                std::vector<float> y(static_cast<std::size_t>(3 * N), 0.5f);
+                ops::gemm::gemv(N, K, xp, 1, B, y.data(), 3, true);
+                for (std::int64_t n = 0; n < N; ++n) {
+                    INFO("isa=" << static_cast<int>(isa) << " threads=" << threads << " n=" << n);
+                    CHECK(y[static_cast<std::size_t>(3 * n)] ==
+                          doctest::Approx(0.5 + want.data<double>()[n]).epsilon(1e-4).scale(1.0));
+                    CHECK(y[static_cast<std::size_t>(3 * n + 1)] == 0.5f);  // between the strided outputs
+                }
+                results.push_back(std::move(y));
+            }
+            CHECK(results[0] == results[1]);
+            CHECK(results[0] == results[2]);
+        }
+    }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    set_num_threads(2);
+}
+
 TEST_CASE("nn MatMul: empty and zero-depth products") {
     const tensor a(dtype::float32, {3, 0}), b(dtype::float32, {0, 4});
     const tensor c = ops::matmul(a, b);

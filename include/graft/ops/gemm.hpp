@@ -65,11 +65,23 @@ struct matrix_source {
         if (depth_stride == 1 && valid > 0) {
             const T* rows[nr];
             for (int r = 0; r < valid; ++r) rows[r] = data + (o0 + r) * outer_stride + k0;
+            if (valid == mr && r_count == mr) {  // whole A panels: a fixed count the compiler unrolls
+                for (std::int64_t k = 0; k < kc; ++k) {
+#pragma GCC unroll 6
+                    for (int r = 0; r < mr; ++r) dst[k * mr + r] = rows[r][k];
+                }
+                return;
+            }
             for (std::int64_t k = 0; k < kc; ++k) {
                 T* d = dst + k * r_count;
                 for (int r = 0; r < valid; ++r) d[r] = rows[r][k];
                 for (int r = valid; r < r_count; ++r) d[r] = T(0);
             }
+            return;
+        }
+        if (outer_stride == 1 && valid == nr && r_count == nr) {  // whole B panels: fixed-size copies
+            for (std::int64_t k = 0; k < kc; ++k)
+                std::memcpy(dst + k * nr, data + (k0 + k) * depth_stride + o0, sizeof(T) * nr);
             return;
         }
         for (std::int64_t k = 0; k < kc; ++k) {
@@ -374,6 +386,86 @@ concept indirect_source = requires(const S& s, std::int64_t o, int n, const floa
     { s.depth_step() } -> std::convertible_to<std::int64_t>;
 };
 
+/// Packs columns [n0, n0 + nc) of B at depths [k0, k0 + kc) as nc/nr panels of nr columns (the
+/// last zero-padded), panel j at dst + j*nr*kc. A dense B with rows contiguous along n is read row
+/// by row (each row once, in order: what the prefetchers follow), not panel by panel (one cache line
+/// per row per panel: packing [784,512] took 23% of the product's time that way).
+template <class S, class T>
+void pack_b_block(const S& B, std::int64_t n0, std::int64_t nc, std::int64_t k0, std::int64_t kc, T* dst) {
+    if constexpr (std::is_same_v<S, matrix_source<T>>) {
+        if (B.outer_stride == 1 && n0 + nc <= B.outer_extent) {
+            const std::int64_t whole = nc / nr;
+            for (std::int64_t k = 0; k < kc; ++k) {
+                const T* row = B.data + (k0 + k) * B.depth_stride + n0;
+                for (std::int64_t j = 0; j < whole; ++j)
+                    std::memcpy(dst + (j * kc + k) * nr, row + j * nr, sizeof(T) * nr);
+            }
+            if (whole * nr < nc) B.pack(n0 + whole * nr, nr, k0, kc, dst + whole * nr * kc);
+            return;
+        }
+    }
+    for (std::int64_t jr = 0; jr < nc; jr += nr) B.pack(n0 + jr, nr, k0, kc, dst + jr * kc);
+}
+
+#ifdef GRAFT_GEMM_X86_DISPATCH
+static_assert(mr == 6, "pack_a6_avx512 packs 6-row panels");
+/// The lane tables of pack_a6_avx512: output vector j of a 16-depth step holds packed elements
+/// f = 16j + e (e < 16), which is row f % 6 at depth f / 6; pair p of rows (2p, 2p+1) supplies the
+/// lanes whose row is in it, at permutex2var index (row % 2) * 16 + depth.
+struct a6_tables {
+    alignas(64) std::int32_t idx[6][3][16];
+    std::uint16_t from23[6], from45[6];
+    a6_tables() : from23{}, from45{} {
+        for (int j = 0; j < 6; ++j)
+            for (int e = 0; e < 16; ++e) {
+                const int f = 16 * j + e, r = f % 6, k = f / 6;
+                for (int pair = 0; pair < 3; ++pair) idx[j][pair][e] = (r / 2 == pair) ? (r % 2) * 16 + k : 0;
+                if (r / 2 == 1) from23[j] = static_cast<std::uint16_t>(from23[j] | (1u << e));
+                if (r / 2 == 2) from45[j] = static_cast<std::uint16_t>(from45[j] | (1u << e));
+            }
+    }
+};
+
+/// dst[k*6 + r] = rows[r][k] for k < kc, r < 6 (a whole 6-row A panel): per 16 depths six row loads,
+/// a 6x16 transpose in registers (three two-source permutes and two blends per output vector), six
+/// stores, where the scalar gather issues 96 loads and 96 stores.
+[[gnu::target("avx512f")]] inline void pack_a6_avx512(const float* const* rows, std::int64_t kc, float* dst) {
+    static const a6_tables t;
+    std::int64_t k = 0;
+    for (; k + 16 <= kc; k += 16, dst += 96) {
+        __m512 r[6];
+        for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_ps(rows[i] + k);
+#pragma GCC unroll 6
+        for (int j = 0; j < 6; ++j) {
+            const __m512 p01 = _mm512_permutex2var_ps(r[0], _mm512_load_si512(t.idx[j][0]), r[1]);
+            const __m512 p23 = _mm512_permutex2var_ps(r[2], _mm512_load_si512(t.idx[j][1]), r[3]);
+            const __m512 p45 = _mm512_permutex2var_ps(r[4], _mm512_load_si512(t.idx[j][2]), r[5]);
+            const __m512 o = _mm512_mask_blend_ps(t.from45[j], _mm512_mask_blend_ps(t.from23[j], p01, p23), p45);
+            _mm512_storeu_ps(dst + 16 * j, o);
+        }
+    }
+    for (; k < kc; ++k, dst += 6)
+        for (int i = 0; i < 6; ++i) dst[i] = rows[i][k];
+}
+#endif
+
+/// Packs A rows [o0, o0 + mr) at depths [k0, k0 + kc) as one mr-row panel (A.pack), a dense float
+/// A with rows contiguous along k by the AVX-512 transpose when `avx512`.
+template <class S, class T>
+void pack_a_panel(const S& A, std::int64_t o0, std::int64_t k0, std::int64_t kc, T* dst, [[maybe_unused]] bool avx512) {
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if constexpr (std::is_same_v<S, matrix_source<float>>) {
+        if (avx512 && A.depth_stride == 1 && o0 + mr <= A.outer_extent) {
+            const float* rows[mr];
+            for (int r = 0; r < mr; ++r) rows[r] = A.data + (o0 + r) * A.outer_stride + k0;
+            pack_a6_avx512(rows, kc, dst);
+            return;
+        }
+    }
+#endif
+    A.pack(o0, mr, k0, kc, dst);
+}
+
 #ifdef GRAFT_GEMM_X86_DISPATCH
 template <class SA, class SB>
 void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
@@ -388,7 +480,7 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
         const std::int64_t nc = std::min(nc_block, N - jc);
         for (std::int64_t pc = 0; pc < K; pc += kc_block) {
             const std::int64_t kc = std::min(kc_block, K - pc);
-            for (std::int64_t jr = 0; jr < nc; jr += nr) B.pack(b_off + jc + jr, nr, pc, kc, bbuf + jr * kc);
+            pack_b_block(B, b_off + jc, nc, pc, kc, bbuf);
             const bool acc = accumulate || pc > 0;
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
@@ -457,11 +549,12 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
         const std::int64_t nc = std::min(nc_block, N - jc);
         for (std::int64_t pc = 0; pc < K; pc += kc_block) {
             const std::int64_t kc = std::min(kc_block, K - pc);
-            for (std::int64_t jr = 0; jr < nc; jr += nr) B.pack(b_off + jc + jr, nr, pc, kc, bbuf + jr * kc);
+            pack_b_block(B, b_off + jc, nc, pc, kc, bbuf);
             const bool acc = accumulate || pc > 0;
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
-                for (std::int64_t ir = 0; ir < mc; ir += mr) A.pack(a_off + ic + ir, mr, pc, kc, abuf + ir * kc);
+                for (std::int64_t ir = 0; ir < mc; ir += mr)
+                    pack_a_panel(A, a_off + ic + ir, pc, kc, abuf + ir * kc, wide);
                 for (std::int64_t jr = 0; jr < nc;) {
                     // wide: two B panels at once where there are two (the second may be partial)
                     const bool two = wide && nc - jr > nr;
@@ -561,9 +654,9 @@ inline std::vector<kernel_isa> available_kernels() {
 inline bool uses_avx2() { return detail::active_isa() != kernel_isa::portable; }
 
 /// C[i*rs + j*cs] (= or +=) sum_k A(i,k) B(k,j) for i < M, j < N, on up to `max_threads` threads
-/// (0: graft::num_threads()). Sources must cover M (A) and N (B) outer indices and K depth. Solves
-/// the transposed problem when that wastes less of the register tile. float uses the AVX2/FMA
-/// micro-kernel when the CPU has it; other T use portable C++. Throws std::bad_alloc only.
+/// (0: graft::num_threads()). Sources must cover M (A) and N (B) outer indices and K depth. float
+/// uses the AVX-512 or AVX2/FMA micro-kernels when the CPU has them; other T use portable C++.
+/// Throws std::bad_alloc only.
 template <class T, class SA, class SB>
 void run(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
          std::int64_t cs, bool accumulate, int max_threads = 0) {
@@ -575,15 +668,11 @@ void run(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& 
         }
         return;
     }
-    auto up = [](std::int64_t x, std::int64_t r) { return (x + r - 1) / r * r; };
-    // The transposed problem writes C with a column stride (tiles stored element by element): it
-    // pays only when it wastes clearly less of the register tile (measured: [128,784]x[784,512]
-    // 1.3x faster untransposed, where the tile waste differs by 2%).
-    if (up(M, mr) * up(N, nr) > up(N, mr) * up(M, nr) * 1.15) {
-        detail::oriented(N, M, K, B, A, C, cs, rs, accumulate, max_threads);
-    } else {
-        detail::oriented(M, N, K, A, B, C, rs, cs, accumulate, max_threads);
-    }
+    // Never as the transposed problem C^T = B^T A^T, even where that wastes less of the register tile:
+    // it stores C with a column stride and packs A^T by gathers (measured with the AVX-512 kernels,
+    // untransposed faster every time: [128,512]x[512,10] 35 vs 52 us, [128,120]x[120,84] 23 vs 50,
+    // [1000,256]x[256,4] 117 vs 176, [25,50000]x[50000,6] 978 vs 1060).
+    detail::oriented(M, N, K, A, B, C, rs, cs, accumulate, max_threads);
 }
 
 namespace detail {
@@ -717,6 +806,16 @@ template <int V>
         for (int v = 0; v < V - 1; ++v) acc[v] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(row + 16 * v), acc[v]);
         acc[V - 1] = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(last, row + 16 * (V - 1)), acc[V - 1]);
     }
+    if (incy == 1) {  // y (= or +=) acc in place; 0 + acc as in gemv_store (-0 sums store +0)
+        float* d = y + nb;
+#pragma GCC unroll 16
+        for (int v = 0; v < V - 1; ++v)
+            _mm512_storeu_ps(d + 16 * v, _mm512_add_ps(accumulate ? _mm512_loadu_ps(d + 16 * v) : _mm512_setzero_ps(),
+                                                        acc[v]));
+        const __m512 prev = accumulate ? _mm512_maskz_loadu_ps(last, d + 16 * (V - 1)) : _mm512_setzero_ps();
+        _mm512_mask_storeu_ps(d + 16 * (V - 1), last, _mm512_add_ps(prev, acc[V - 1]));
+        return;
+    }
     alignas(64) float out[16 * V];
     for (int v = 0; v < V; ++v) _mm512_store_ps(out + 16 * v, acc[v]);
     gemv_store(y + nb * incy, incy, out, w, accumulate);
@@ -798,31 +897,118 @@ template <int V>
 /// each element of B once, so it is bound by memory bandwidth, and a second core brings its own.
 inline constexpr double kGemvBytesPerThread = 256.0 * 1024;
 
-/// y[n*incy] (= or +=) sum_k x[k*incx] * B(n, k) for n < N: one row of A times B, split over
-/// columns on graft's thread pool (each column's sum is the same whatever the split). For
-/// C[1,N] = a[1,K] * B[K,N] pass B as {B, 1, ldb, N}.
+/// Bytes of B per row block when gemv() cuts a large B whose rows are contiguous along n into row
+/// blocks: their number depends on B's size only, not on the thread count, so each column's sum is
+/// the same on any number of threads (each block's partial sum, then the blocks' sums in order);
+/// it is even, so two threads share it evenly. Threads take whole runs of blocks, so each reads one
+/// contiguous range of B. Split by columns instead, a thread's share of every row lies at the same
+/// offsets modulo the row length, so on a power-of-two row stride it maps onto a fraction of the
+/// cache's sets (measured on two cores with 2 MiB L2 each, a 784-512-512 MLP at batch 1: 40 us
+/// with its 2.7 MB of weights split by columns, as if read from L3; 18 us in 4 + 2 row blocks;
+/// 21 us in 12 + 12, each block costing a new sweep).
+inline constexpr double kGemvBlockBytes = 400.0 * 1024;
+
+/// The number of row blocks gemv() cuts a B of `bytes` into (1: not cut).
+inline int gemv_depth_blocks(double bytes, std::int64_t K) {
+    if (bytes < 2 * kGemvBytesPerThread) return 1;
+    const auto even = 2 * static_cast<std::int64_t>(bytes / kGemvBlockBytes / 2);
+    return static_cast<int>(std::clamp<std::int64_t>(std::min(even, K / 16), 1, 24));
+}
+
+namespace detail {
+// y[n] (= or +=) sum_k x[k*incx] * B(n, k) for n in [n0, n1) with the best kernel for `isa`.
+inline void gemv_columns(kernel_isa isa, std::int64_t n0, std::int64_t n1, std::int64_t K, const float* x,
+                         std::int64_t incx, const matrix_source<float>& B, float* y, std::int64_t incy,
+                         bool accumulate) {
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if (isa == kernel_isa::avx512) {
+        gemv_avx512(n0, n1, K, x, incx, B, y, incy, accumulate);
+        return;
+    }
+    if (isa == kernel_isa::avx2) {
+        gemv_avx2(n0, n1, K, x, incx, B, y, incy, accumulate);
+        return;
+    }
+#else
+    (void)isa;
+#endif
+    gemv_portable(n0, n1, K, x, incx, B, y, incy, accumulate);
+}
+
+#ifdef GRAFT_GEMM_X86_DISPATCH
+// y[n] (= or +=) ((part[0][n] + part[1][n]) + ...) + part[blocks-1][n], part[b] = part + b*N.
+[[gnu::target("avx512f")]] inline void gemv_sum_blocks_avx512(int blocks, std::int64_t N, const float* part, float* y,
+                                                             bool accumulate) {
+    for (std::int64_t n = 0; n < N; n += 16) {
+        const auto m = static_cast<__mmask16>(N - n >= 16 ? 0xFFFF : (1u << (N - n)) - 1);
+        __m512 s = _mm512_maskz_loadu_ps(m, part + n);
+        for (int b = 1; b < blocks; ++b) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, part + b * N + n));
+        const __m512 prev = accumulate ? _mm512_maskz_loadu_ps(m, y + n) : _mm512_setzero_ps();
+        _mm512_mask_storeu_ps(y + n, m, _mm512_add_ps(prev, s));
+    }
+}
+#endif
+
+// gemv() for B rows contiguous along n cut into `blocks` row blocks (see kGemvBlockBytes).
+inline void gemv_by_depth(kernel_isa isa, int blocks, std::int64_t N, std::int64_t K, const float* x,
+                          std::int64_t incx, const matrix_source<float>& B, float* y, std::int64_t incy,
+                          bool accumulate) {
+    thread_local scratch<float> sums;  // the caller's: each block's partial sums, written by its thread
+    float* part = sums.get(static_cast<std::size_t>(blocks * N));
+    const int tasks = std::min(blocks, num_threads());
+    nn_detail::run_tasks(tasks, [&](int t) {
+        // 256 columns (the AVX-512 kernel's widest block) down all of this thread's blocks, then the
+        // next 256: one unbroken sweep down B per column block
+        for (std::int64_t c0 = 0; c0 < N; c0 += 256) {
+            const std::int64_t c1 = std::min(N, c0 + 256);
+            for (int b = blocks * t / tasks; b < blocks * (t + 1) / tasks; ++b) {
+                const std::int64_t k0 = K * b / blocks, k1 = K * (b + 1) / blocks;
+                const matrix_source<float> rows{B.data + k0 * B.depth_stride, B.outer_stride, B.depth_stride,
+                                                B.outer_extent};
+                gemv_columns(isa, c0, c1, k1 - k0, x + k0 * incx, incx, rows, part + b * N, 1, false);
+            }
+        }
+    });
+    // the blocks' sums in order, then (0 or y) + sum as in gemv_store
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if (isa == kernel_isa::avx512 && incy == 1) {
+        gemv_sum_blocks_avx512(blocks, N, part, y, accumulate);
+        return;
+    }
+#endif
+    for (int b = 1; b < blocks; ++b) {
+        const float* p = part + b * N;
+        for (std::int64_t n = 0; n < N; ++n) part[n] += p[n];
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+        float& d = y[n * incy];
+        d = (accumulate ? d : 0.f) + part[n];
+    }
+}
+}  // namespace detail
+
+/// y[n*incy] (= or +=) sum_k x[k*incx] * B(n, k) for n < N: one row of A times B on graft's thread
+/// pool, split by rows of B when they are contiguous along n and B is large (kGemvBlockBytes),
+/// else by columns; each column's sum is the same whatever the thread count. For C[1,N] = a[1,K] *
+/// B[K,N] pass B as {B, 1, ldb, N}.
 inline void gemv(std::int64_t N, std::int64_t K, const float* x, std::int64_t incx, const matrix_source<float>& B,
                  float* y, std::int64_t incy, bool accumulate) {
     if (N <= 0) return;
     const kernel_isa isa = detail::active_isa();
+    const double bytes = 4.0 * static_cast<double>(N) * static_cast<double>(std::max<std::int64_t>(K, 1));
+    if (B.outer_stride == 1) {
+        if (const int blocks = gemv_depth_blocks(bytes, K); blocks > 1) {
+            detail::gemv_by_depth(isa, blocks, N, K, x, incx, B, y, incy, accumulate);
+            return;
+        }
+    }
     // Chunks are whole vectors of columns (16 under AVX-512, 8 under AVX2).
     const std::int64_t unit = isa == kernel_isa::avx512 ? 16 : isa == kernel_isa::avx2 ? 8 : 64;
     const std::int64_t units = (N + unit - 1) / unit;
     const auto unit_bytes = static_cast<double>(unit * std::max<std::int64_t>(K, 1) * 4);
     nn_detail::parallel_for(units, static_cast<std::int64_t>(std::ceil(kGemvBytesPerThread / unit_bytes)),
                             [&](std::int64_t ub, std::int64_t ue) {
-        const std::int64_t b = ub * unit, e = std::min(N, ue * unit);
-#ifdef GRAFT_GEMM_X86_DISPATCH
-        if (isa == kernel_isa::avx512) {
-            detail::gemv_avx512(b, e, K, x, incx, B, y, incy, accumulate);
-            return;
-        }
-        if (isa == kernel_isa::avx2) {
-            detail::gemv_avx2(b, e, K, x, incx, B, y, incy, accumulate);
-            return;
-        }
-#endif
-        detail::gemv_portable(b, e, K, x, incx, B, y, incy, accumulate);
+        detail::gemv_columns(isa, ub * unit, std::min(N, ue * unit), K, x, incx, B, y, incy, accumulate);
     });
 }
 
