@@ -9,6 +9,7 @@
 #include "array_testing.hpp"
 #include "graft/core/threads.hpp"
 #include "graft/ops/elementwise.hpp"
+#include "graft/ops/unary.hpp"
 
 using namespace graft;
 using namespace graft::test;
@@ -222,6 +223,56 @@ TEST_CASE("BiasAdd over blocks of rows: few and many channels, a partial last bl
     graft::set_num_threads(threads_before);
     GRAFT_CHECK_THROWS_MSG(ops::bias_add(iota(dtype::float32, {2, 3}), iota(dtype::float64, {3})),
                            invalid_argument_error, "BiasAdd: value is float32");
+}
+
+TEST_CASE("bias_activation_inplace: bias and Relu/Relu6/LeakyRelu in one pass, as BiasAdd then the op") {
+    // channel counts below 16 (a repeating pattern of lcm(C, 16) floats), odd ones, wide rows (row
+    // by row with a masked tail); NaN, +-inf and sums on both sides of 0 and 6; both kernels the CPU
+    // runs, 1 and 2 threads (64K+ floats split)
+    const int threads_before = graft::num_threads();
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+        ops::gemm::limit_kernel(isa);
+        for (int threads : {1, 2}) {
+            graft::set_num_threads(threads);
+            for (const auto& dims : std::vector<std::vector<std::int64_t>>{
+                     {1, 28, 28, 6}, {3, 10}, {5, 7, 16}, {128, 512}, {2, 120}, {7, 84}, {1, 65}, {9, 1}, {300, 250}}) {
+                const shape s(dims);
+                const std::int64_t C = dims.back();
+                std::vector<float> xv(static_cast<std::size_t>(s.num_elements())), bv(static_cast<std::size_t>(C));
+                for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(8.0 * std::sin(0.7 * i + 0.1));
+                for (std::size_t c = 0; c < bv.size(); ++c) bv[c] = static_cast<float>(std::cos(1.3 * c));
+                if (xv.size() > 8) {
+                    xv[1] = nan;
+                    xv[2] = inf;
+                    xv[3] = -inf;
+                    xv[xv.size() - 1] = -nan;
+                }
+                const tensor x = tensor::from_vector<float>(s, xv), b = tensor::from_vector<float>(shape{C}, bv);
+                const tensor sum = ops::bias_add(x, b);
+                const std::pair<ops::bias_activation, tensor> cases[] = {
+                    {ops::bias_activation::none, sum},
+                    {ops::bias_activation::relu, ops::relu(sum)},
+                    {ops::bias_activation::relu6, ops::relu6(sum)},
+                    {ops::bias_activation::leaky_relu, ops::leaky_relu(sum, 0.3f)}};
+                for (const auto& [act, want] : cases) {
+                    INFO("shape " << s.str() << " act " << static_cast<int>(act) << " threads " << threads
+                                  << " kernel " << static_cast<int>(isa));
+                    tensor y = x.clone();
+                    ops::bias_activation_inplace(y, b, act, 0.3f);
+                    CHECK(equal(y, want));  // values, NaN where NaN (a -0 may come out +0)
+                }
+            }
+        }
+    }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    graft::set_num_threads(threads_before);
+    tensor y = iota(dtype::float32, {2, 3});
+    GRAFT_CHECK_THROWS_MSG(ops::bias_activation_inplace(y, f32({2}, {1, 2}), ops::bias_activation::relu), shape_error,
+                           "BiasAdd: bias [2] must be a vector of the last dim of value [2,3]");
+    tensor yd = iota(dtype::float64, {2, 3});
+    GRAFT_CHECK_THROWS_MSG(ops::bias_activation_inplace(yd, f64({3}, {1, 2, 3}), ops::bias_activation::relu),
+                           invalid_argument_error, "the fused bias and activation take float32");
 }
 
 // tensorflow/python/kernel_tests/array_ops/where_op_test.py: _testThreeArgument

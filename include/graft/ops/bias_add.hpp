@@ -3,13 +3,17 @@
 //   tensor y = ops::bias_add(x, b);                         // NHWC: b added along the last dim
 //   tensor z = ops::bias_add(x, b, "NCHW");                // NCHW: along dim 1
 //   tensor db = ops::bias_add_grad(dy);                     // sum over every dim but the channel
+//   ops::bias_activation_inplace(y, b, ops::bias_activation::relu);  // y = relu(y + b), one pass
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <string_view>
 #include <vector>
 
 #include "graft/ops/binary.hpp"
+#include "graft/ops/gemm.hpp"
 #include "graft/ops/reduce.hpp"
 
 namespace graft::ops {
@@ -37,6 +41,122 @@ inline tensor bias_add(const tensor& value, const tensor& bias,
     return op_detail::binary_op<false>(op_detail::real_types{}, op, value, bias.reshaped(shape(bd)),
                                        out, 1,
                                        [](const auto& a, const auto& b, auto) { return a + b; });
+}
+
+/// The activation bias_activation_inplace applies after the bias.
+enum class bias_activation { none, relu, relu6, leaky_relu };
+
+namespace op_detail {
+
+// y[i] = act(y[i] + bias[i % C]) over rows of C channels, scalar: the ops' own semantics (Relu and
+// Relu6 propagate NaN; LeakyRelu is x > 0 ? x : alpha x).
+inline float bias_act_one(float v, bias_activation act, float alpha) {
+    switch (act) {
+        case bias_activation::none: return v;
+        case bias_activation::relu: return std::isnan(v) ? v : (v > 0.f ? v : 0.f);
+        case bias_activation::relu6: return std::isnan(v) ? v : (v > 0.f ? (v < 6.f ? v : 6.f) : 0.f);
+        case bias_activation::leaky_relu: return v > 0.f ? v : v * alpha;
+    }
+    return v;
+}
+
+#ifdef GRAFT_GEMM_X86_DISPATCH
+template <bias_activation Act>
+[[gnu::target("avx512f")]] inline __m512 bias_act_avx512(__m512 v, __m512 alpha) {
+    const __m512 zero = _mm512_setzero_ps();
+    if constexpr (Act == bias_activation::relu || Act == bias_activation::relu6) {
+        // max(v, 0) gives the second operand for NaN and -0: put the NaN back (as Eigen's
+        // PropagateNaN), -0 becomes +0 (as Eigen's vector path)
+        // (the zero-masked forms: GCC 12 warns about the undefined lanes behind the plain ones)
+        __m512 r = _mm512_maskz_max_ps(0xFFFF, v, zero);
+        if constexpr (Act == bias_activation::relu6) r = _mm512_maskz_min_ps(0xFFFF, r, _mm512_set1_ps(6.f));
+        return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+    } else if constexpr (Act == bias_activation::leaky_relu) {
+        return _mm512_mask_mov_ps(_mm512_mul_ps(v, alpha), _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), v);
+    } else {
+        return v;
+    }
+}
+// p[i] = act(p[i] + b[i]) for i < n.
+template <bias_activation Act>
+[[gnu::target("avx512f")]] inline void bias_act_run_avx512(float* p, const float* b, std::int64_t n, __m512 alpha) {
+    std::int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(p + i, bias_act_avx512<Act>(_mm512_add_ps(_mm512_loadu_ps(p + i), _mm512_loadu_ps(b + i)), alpha));
+    if (i < n) {
+        const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
+        const __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p + i), _mm512_maskz_loadu_ps(m, b + i));
+        _mm512_mask_storeu_ps(p + i, m, bias_act_avx512<Act>(v, alpha));
+    }
+}
+// Rows [r0, r1) of y [*, C]: the bias as a pattern of `period` floats (a multiple of 16 and of C)
+// that repeats every period / C rows, or, for wide rows (pattern null), row by row.
+template <bias_activation Act>
+[[gnu::target("avx512f")]] inline void bias_act_rows_avx512(float* y, std::int64_t r0, std::int64_t r1, std::int64_t C,
+                                                           const float* bias, const float* pattern,
+                                                           std::int64_t period, float alpha_s) {
+    const __m512 alpha = _mm512_set1_ps(alpha_s);
+    if (!pattern) {
+        for (std::int64_t r = r0; r < r1; ++r) bias_act_run_avx512<Act>(y + r * C, bias, C, alpha);
+        return;
+    }
+    const std::int64_t rows_per = period / C;  // r0 is a multiple of it
+    for (std::int64_t r = r0; r < r1; r += rows_per)
+        bias_act_run_avx512<Act>(y + r * C, pattern, std::min(r1 - r, rows_per) * C, alpha);
+}
+#endif
+
+}  // namespace op_detail
+
+/// y = act(y + bias) in place for float32 y with the bias along the last dim (NHWC, or a matrix's
+/// columns), in one pass: the fused epilogue of _FusedMatMul / _FusedConv2D, the same values as
+/// bias_add then the activation (Relu and Relu6 propagate NaN; a -0 sum may come out +0 where the
+/// separate ops kept -0: both are zero). Throws shape_error unless bias is a vector of y's last dim,
+/// invalid_argument_error unless both are float32.
+inline void bias_activation_inplace(tensor& y, const tensor& bias, bias_activation act, float alpha = 0.2f) {
+    const char* op = "BiasAdd";
+    op_detail::require_input(op, y, "value");
+    op_detail::require_input(op, bias, "bias");
+    if (y.type() != dtype::float32 || bias.type() != dtype::float32)
+        throw invalid_argument_error(op_detail::cat(op, ": the fused bias and activation take float32, not ",
+                                                    dtype_name(y.type()), " and ", dtype_name(bias.type())));
+    if (y.rank() < 1 || bias.rank() != 1 || bias.dim(0) != y.dim(y.rank() - 1))
+        throw shape_error(op_detail::cat(op, ": bias ", bias.shape().str(), " must be a vector of the last dim of value ",
+                                         y.shape().str()));
+    const std::int64_t C = bias.dim(0), rows = C > 0 ? y.num_elements() / C : 0;
+    if (rows == 0) return;
+    float* p = y.data<float>();
+    const float* b = bias.data<float>();
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if (gemm::detail::active_isa() == gemm::kernel_isa::avx512) {
+        // narrow rows: the bias repeated over lcm(C, 16) floats, so every vector is whole
+        const std::int64_t period = C < 64 ? std::lcm<std::int64_t>(C, 16) : 0;
+        std::vector<float> pattern(static_cast<std::size_t>(period));
+        for (std::int64_t i = 0; i < period; ++i) pattern[static_cast<std::size_t>(i)] = b[i % C];
+        const std::int64_t unit = period ? period / C : 1;  // rows per task unit
+        using fn = void (*)(float*, std::int64_t, std::int64_t, std::int64_t, const float*, const float*,
+                            std::int64_t, float);
+        static constexpr fn by_act[4] = {op_detail::bias_act_rows_avx512<bias_activation::none>,
+                                         op_detail::bias_act_rows_avx512<bias_activation::relu>,
+                                         op_detail::bias_act_rows_avx512<bias_activation::relu6>,
+                                         op_detail::bias_act_rows_avx512<bias_activation::leaky_relu>};
+        const fn f = by_act[static_cast<int>(act)];
+        const std::int64_t units = (rows + unit - 1) / unit;
+        // one pass over memory: worth a second thread from 64K floats
+        nn_detail::parallel_for(units, std::max<std::int64_t>(1, (1 << 16) / (unit * C)),
+                                [&](std::int64_t u0, std::int64_t u1) {
+            f(p, u0 * unit, std::min(rows, u1 * unit), C, b, period ? pattern.data() : nullptr, period, alpha);
+        });
+        return;
+    }
+#endif
+    nn_detail::parallel_for(rows, std::max<std::int64_t>(1, (1 << 16) / C), [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r)
+            for (std::int64_t c = 0; c < C; ++c) {
+                float& v = p[r * C + c];
+                v = op_detail::bias_act_one(v + b[c], act, alpha);
+            }
+    });
 }
 
 /// BiasAddGrad: out_backprop summed over every dim but the channel dim -> a vector. float32,

@@ -2,6 +2,8 @@
 // random and optimizer-apply ops (graft/ops/nn_all.hpp) bound to their TF op types.
 #pragma once
 
+#include <optional>
+
 #include "graft/exec/kernel.hpp"
 #include "graft/exec/kernels/nn_params.hpp"
 #include "graft/exec/session.hpp"
@@ -47,7 +49,23 @@ inline tensor fused_epilogue(kernel_context& c, tensor y, std::string_view data_
                "rewrite the node as its unfused ops");
     };
     if (ops_list.empty() || ops_list.size() > 2 || ops_list[0] != "BiasAdd" || c.num_inputs() != 3) unsupported();
-    y = ops::bias_add(y, c.input(2), data_format, &y);
+    const tensor bias = c.input(2);
+    // float32 NHWC with no activation or Relu, Relu6, LeakyRelu: bias and activation in one pass
+    if (data_format == "NHWC" && y.type() == dtype::float32 && bias.type() == dtype::float32 && y.dev().is_cpu() &&
+        y.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == y.dim(y.rank() - 1)) {
+        const std::string none;
+        const std::string& act = ops_list.size() == 2 ? ops_list[1] : none;
+        const auto fused = act.empty()          ? std::optional{ops::bias_activation::none}
+                           : act == "Relu"      ? std::optional{ops::bias_activation::relu}
+                           : act == "Relu6"     ? std::optional{ops::bias_activation::relu6}
+                           : act == "LeakyRelu" ? std::optional{ops::bias_activation::leaky_relu}
+                                                : std::nullopt;
+        if (fused) {
+            ops::bias_activation_inplace(y, bias, *fused, c.attr_or<float>("leakyrelu_alpha", 0.2f));
+            return y;
+        }
+    }
+    y = ops::bias_add(y, bias, data_format, &y);
     if (ops_list.size() == 1) return y;
     const std::string& act = ops_list[1];
     if (act == "Relu") return ops::relu(y, &y);
