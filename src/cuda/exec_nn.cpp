@@ -259,9 +259,9 @@ struct conv_plan {
 };
 
 conv_plan plan_conv(const char* op, const nd::dims4& in, const shape& filter, const ops::conv2d_params& p,
-                    const std::string& input_desc) {
+                    const shape& input_shape) {
     conv_plan r;
-    r.g = nd::make_conv_geom(op, in, filter, p, false, input_desc);
+    r.g = nd::make_conv_geom(op, in, filter, p, false, input_shape);
     const nd::pads ex = nd::explicit_pads(op, p.padding, p.explicit_paddings, r.g.nhwc);
     r.pb = nd::window(op, in.h, r.g.kh, r.g.sh, r.g.dh, p.padding, ex.top, ex.bottom).pad_after;
     r.pr = nd::window(op, in.w, r.g.kw, r.g.sw, r.g.dw, p.padding, ex.left, ex.right).pad_after;
@@ -381,7 +381,7 @@ void conv2d_kernel(exec::kernel_context& c) {
     nd::check_same_dtype(op, "input", input, "filter", filter);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
     const nd::dims4 in = nd::activation_dims(op, "input", input, nhwc);
-    const conv_plan pl = plan_conv(op, in, filter.shape(), p, input.shape().str());
+    const conv_plan pl = plan_conv(op, in, filter.shape(), p, input.shape());
     auto& s = stream_of(c);
     tensor out = output(c, dtype::float32, nd::activation_shape(pl.g.out_dims(), nhwc));
     if (out.num_elements() != 0) {
@@ -424,7 +424,7 @@ void conv2d_backprop_input_kernel(exec::kernel_context& c) {
     if (is.rank() != 4) throw shape_error(cat(op, ": input_sizes must have 4 entries, given ", is.str()));
     const nd::dims4 in = nhwc ? nd::dims4{is.dim(0), is.dim(1), is.dim(2), is.dim(3)}
                               : nd::dims4{is.dim(0), is.dim(2), is.dim(3), is.dim(1)};
-    const conv_plan pl = plan_conv(op, in, filter.shape(), p, is.str());
+    const conv_plan pl = plan_conv(op, in, filter.shape(), p, is);
     nd::check_out_backprop(op, pl.g, dy, is, filter.shape());
     auto& s = stream_of(c);
     tensor dx = output(c, dtype::float32, is);
@@ -459,7 +459,7 @@ void conv2d_backprop_filter_kernel(exec::kernel_context& c) {
     const bool nhwc = nd::is_nhwc(op, p.data_format);
     const nd::dims4 in = nd::activation_dims(op, "input", input, nhwc);
     const shape fs = nd::shape_from_tensor(op, "filter_sizes", sizes);
-    const conv_plan pl = plan_conv(op, in, fs, p, input.shape().str());
+    const conv_plan pl = plan_conv(op, in, fs, p, input.shape());
     nd::check_out_backprop(op, pl.g, dy, input.shape(), fs);
     auto& s = stream_of(c);
     tensor dw = output(c, dtype::float32, fs);
@@ -497,9 +497,9 @@ struct pool_plan {
 };
 
 pool_plan plan_pool(const char* op, const nd::dims4& in, const ops::pool_params& p, bool allow_explicit,
-                    const std::string& input_desc) {
+                    const shape& input_shape) {
     pool_plan r;
-    r.g = nd::make_pool_geom(op, in, p, allow_explicit, input_desc);
+    r.g = nd::make_pool_geom(op, in, p, allow_explicit, input_shape);
     const nd::pads ex = nd::explicit_pads(op, p.padding, p.explicit_paddings, r.g.nhwc);
     r.pb = nd::window(op, in.h, r.g.kh, r.g.sh, 1, p.padding, ex.top, ex.bottom).pad_after;
     r.pr = nd::window(op, in.w, r.g.kw, r.g.sw, 1, p.padding, ex.left, ex.right).pad_after;
@@ -540,7 +540,7 @@ void pool_kernel(exec::kernel_context& c) {
     nd::check_float(op, "input", input);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
     const nd::dims4 in = nd::activation_dims(op, "input", input, nhwc);
-    const pool_plan pl = plan_pool(op, in, p, IsMax, input.shape().str());
+    const pool_plan pl = plan_pool(op, in, p, IsMax, input.shape());
     auto& s = stream_of(c);
     tensor out = output(c, dtype::float32, nd::activation_shape(pl.g.out, nhwc));
     if (out.num_elements() != 0) {
@@ -566,7 +566,7 @@ void max_pool_grad_kernel(exec::kernel_context& c) {
     nd::check_same_dtype(op, "orig_input", x, "grad", dy);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
     const nd::dims4 in = nd::activation_dims(op, "orig_input", x, nhwc);
-    const pool_plan pl = plan_pool(op, in, p, true, x.shape().str());
+    const pool_plan pl = plan_pool(op, in, p, true, x.shape());
     const shape want = nd::activation_shape(pl.g.out, nhwc);
     if (!(dy.shape() == want) || !(y.shape() == want)) {
         throw shape_error(cat(op, ": orig_output ", y.shape().str(), " and grad ", dy.shape().str(),
@@ -601,7 +601,7 @@ void avg_pool_grad_kernel(exec::kernel_context& c) {
     if (is.rank() != 4) throw shape_error(cat(op, ": orig_input_shape must have 4 entries, given ", is.str()));
     const auto& v = is.dims();
     const nd::dims4 in = nhwc ? nd::dims4{v[0], v[1], v[2], v[3]} : nd::dims4{v[0], v[2], v[3], v[1]};
-    const pool_plan pl = plan_pool(op, in, p, false, is.str());
+    const pool_plan pl = plan_pool(op, in, p, false, is);
     const shape want = nd::activation_shape(pl.g.out, nhwc);
     if (!(dy.shape() == want)) {
         throw shape_error(cat(op, ": grad ", dy.shape().str(), " must be ", want.str(), " (AvgPool of ", is.str(), ")"));

@@ -225,10 +225,13 @@ TEST_CASE("nn MaxPool / MaxPoolGrad: the vector paths (AVX-512, NHWC float32) eq
         const char* padding;
     };
     // tiled (whole disjoint windows covering the image: no clearing pass), overlapping, uncovered
-    // rows and columns, SAME borders; 6, 20 (a full and a masked block of 16) and 33 channels
+    // rows and columns, SAME borders; 6, 20 (a full and a masked block of 16) and 33 channels; up to
+    // 16 channels the forward pass takes the columns whose windows are inside apart from the
+    // clipped ones at either border (SAME 3x3/2 pads a column on the left)
     const std::vector<geo> geos = {
         {{3, 28, 28, 6}, 2, 2, "VALID"}, {{2, 9, 9, 20}, 3, 2, "SAME"}, {{2, 9, 11, 33}, 2, 2, "VALID"},
-        {{1, 8, 8, 20}, 2, 2, "SAME"},   {{2, 7, 6, 6}, 3, 1, "VALID"},
+        {{1, 8, 8, 20}, 2, 2, "SAME"},   {{2, 7, 6, 6}, 3, 1, "VALID"}, {{2, 9, 10, 6}, 3, 2, "SAME"},
+        {{1, 5, 7, 16}, 2, 1, "SAME"},   {{1, 6, 5, 1}, 3, 2, "VALID"}, {{1, 3, 2, 3}, 3, 3, "SAME"},
     };
     for (const auto& g : geos) {
         // values from {-0, 0, 1, 2, 3}: many ties; a few NaNs, some first in their window

@@ -480,7 +480,7 @@ inline tensor conv2d(const tensor& input, const tensor& filter, const conv2d_par
     nn_detail::check_same_dtype(op, "input", input, "filter", filter);
     const bool nhwc = nn_detail::is_nhwc(op, p.data_format);
     const auto in = nn_detail::activation_dims(op, "input", input, nhwc);
-    const auto g = nn_detail::make_conv_geom(op, in, filter.shape(), p, false, input.shape().str());
+    const auto g = nn_detail::make_conv_geom(op, in, filter.shape(), p, false, input.shape());
     tensor out = tensor::uninitialized(input.type(), nn_detail::activation_shape(g.out_dims(), nhwc));
     if (input.type() == dtype::float32) {
         nn_detail::conv_forward(g, input.data<float>(), filter.data<float>(), out.data<float>());
@@ -504,7 +504,7 @@ inline tensor conv2d_backprop_input(const shape& input_shape, const tensor& filt
     }
     const auto in = nhwc ? nn_detail::dims4{input_shape.dim(0), input_shape.dim(1), input_shape.dim(2), input_shape.dim(3)}
                          : nn_detail::dims4{input_shape.dim(0), input_shape.dim(2), input_shape.dim(3), input_shape.dim(1)};
-    const auto g = nn_detail::make_conv_geom(op, in, filter.shape(), p, false, input_shape.str());
+    const auto g = nn_detail::make_conv_geom(op, in, filter.shape(), p, false, input_shape);
     nn_detail::check_out_backprop(op, g, out_backprop, input_shape, filter.shape());
     tensor dx = tensor::uninitialized(filter.type(), input_shape);
     if (filter.type() == dtype::float32) {
@@ -542,7 +542,7 @@ inline tensor conv2d_backprop_filter(const tensor& input, const shape& filter_sh
     nn_detail::check_same_dtype(op, "input", input, "out_backprop", out_backprop);
     const bool nhwc = nn_detail::is_nhwc(op, p.data_format);
     const auto in = nn_detail::activation_dims(op, "input", input, nhwc);
-    const auto g = nn_detail::make_conv_geom(op, in, filter_shape, p, false, input.shape().str());
+    const auto g = nn_detail::make_conv_geom(op, in, filter_shape, p, false, input.shape());
     nn_detail::check_out_backprop(op, g, out_backprop, input.shape(), filter_shape);
     tensor df = tensor::uninitialized(input.type(), filter_shape);
     if (input.type() == dtype::float32) {

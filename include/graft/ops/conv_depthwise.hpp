@@ -158,7 +158,7 @@ inline tensor depthwise_conv2d_native(const tensor& input, const tensor& filter,
     nn_detail::check_same_dtype(op, "input", input, "filter", filter);
     const bool nhwc = nn_detail::is_nhwc(op, p.data_format);
     const auto in = nn_detail::activation_dims(op, "input", input, nhwc);
-    const auto g = nn_detail::as_nhwc(nn_detail::make_conv_geom(op, in, filter.shape(), p, true, input.shape().str()));
+    const auto g = nn_detail::as_nhwc(nn_detail::make_conv_geom(op, in, filter.shape(), p, true, input.shape()));
     const tensor x = nhwc ? input : nn_detail::nchw_to_nhwc(input);
     tensor y = tensor::uninitialized(input.type(), nn_detail::activation_shape(g.out_dims(), true));
     if (input.type() == dtype::float32) {
@@ -181,7 +181,7 @@ inline tensor depthwise_conv2d_native_backprop_input(const tensor& input_sizes, 
     if (s.rank() != 4) throw shape_error(detail::cat(op, ": input_sizes must have 4 entries, given ", s.str()));
     const auto in = nhwc ? nn_detail::dims4{s.dim(0), s.dim(1), s.dim(2), s.dim(3)}
                          : nn_detail::dims4{s.dim(0), s.dim(2), s.dim(3), s.dim(1)};
-    const auto g0 = nn_detail::make_conv_geom(op, in, filter.shape(), p, true, s.str());
+    const auto g0 = nn_detail::make_conv_geom(op, in, filter.shape(), p, true, s);
     nn_detail::check_out_backprop(op, g0, out_backprop, s, filter.shape());
     const auto g = nn_detail::as_nhwc(g0);
     const tensor dy = nhwc ? out_backprop : nn_detail::nchw_to_nhwc(out_backprop);
@@ -204,7 +204,7 @@ inline tensor depthwise_conv2d_native_backprop_filter(const tensor& input, const
     const bool nhwc = nn_detail::is_nhwc(op, p.data_format);
     const shape fs = nn_detail::shape_from_tensor(op, "filter_sizes", filter_sizes);
     const auto in = nn_detail::activation_dims(op, "input", input, nhwc);
-    const auto g0 = nn_detail::make_conv_geom(op, in, fs, p, true, input.shape().str());
+    const auto g0 = nn_detail::make_conv_geom(op, in, fs, p, true, input.shape());
     nn_detail::check_out_backprop(op, g0, out_backprop, input.shape(), fs);
     const auto g = nn_detail::as_nhwc(g0);
     const tensor x = nhwc ? input : nn_detail::nchw_to_nhwc(input);

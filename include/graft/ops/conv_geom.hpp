@@ -53,7 +53,7 @@ struct conv_geom {
 /// fills the geometry; `out_channels` is X for Conv2D and IC*X for depthwise. Throws shape_error or
 /// invalid_argument_error naming `op`, with the shapes involved.
 inline conv_geom make_conv_geom(const char* op, const dims4& in, const shape& filter, const conv2d_params& p,
-                                bool depthwise, const std::string& input_desc) {
+                                bool depthwise, const shape& input_shape) {
     conv_geom g;
     g.nhwc = is_nhwc(op, p.data_format);
     if (filter.rank() != 4) {
@@ -62,7 +62,7 @@ inline conv_geom make_conv_geom(const char* op, const dims4& in, const shape& fi
     }
     if (filter.dim(2) != in.c) {
         throw shape_error(detail::cat(op, ": filter in_channels ", filter.dim(2), " != input channels ", in.c,
-                                      " (input ", input_desc, ", filter ", filter.str(), ")"));
+                                      " (input ", input_shape.str(), ", filter ", filter.str(), ")"));
     }
     check_padding(op, p.padding, true);
     const hw s = spatial_attr(op, "strides", p.strides, g.nhwc);

@@ -53,7 +53,7 @@ struct pool_geom {
 };
 
 inline pool_geom make_pool_geom(const char* op, const dims4& in, const pool_params& p, bool allow_explicit,
-                                const std::string& input_desc) {
+                                const shape& input_shape) {
     pool_geom g;
     g.nhwc = is_nhwc(op, p.data_format);
     check_padding(op, p.padding, allow_explicit);
@@ -62,7 +62,7 @@ inline pool_geom make_pool_geom(const char* op, const dims4& in, const pool_para
     const pads ex = explicit_pads(op, p.padding, p.explicit_paddings, g.nhwc);
     if (p.padding == "VALID" && (k.h > in.h || k.w > in.w)) {
         throw invalid_argument_error(detail::cat(op, ": ksize [", k.h, ",", k.w, "] is larger than the input ",
-                                                 input_desc, " with VALID padding"));
+                                                 input_shape.str(), " with VALID padding"));
     }
     const window_geom wh = window(op, in.h, k.h, s.h, 1, p.padding, ex.top, ex.bottom);
     const window_geom ww = window(op, in.w, k.w, s.w, 1, p.padding, ex.left, ex.right);
@@ -121,16 +121,11 @@ void max_pool_nhwc(const pool_geom& g, const T* x, T* y) {
 }
 
 #ifdef GRAFT_GEMM_X86_DISPATCH
-/// MaxPool, NHWC float32 under AVX-512, output row oy of image b: per output pixel, its window's
-/// pixels 16 channels at a time (the last block masked). max(px, acc) is px > acc ? px : acc, as
-/// in the scalar loop: same elements, same order, same bits (a NaN never wins, the first of equal
-/// values stays).
-[[gnu::target("avx512f")]] inline void max_pool_row_avx512(const pool_geom& g, const float* x, float* y,
-                                                          std::int64_t b, std::int64_t oy) {
+// Output pixels [ox0, ox1) of row oy, each window set up and clipped on its own.
+[[gnu::target("avx512f")]] inline void max_pool_span_avx512(const pool_geom& g, const float* img, float* out,
+                                                           std::int64_t oy, std::int64_t ox0, std::int64_t ox1) {
     const std::int64_t C = g.in.c;
-    const float* img = x + b * g.sn;
-    float* out = y + b * g.on + oy * g.oy;
-    for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
+    for (std::int64_t ox = ox0; ox < ox1; ++ox) {
         std::int64_t y0, y1, x0, x1;
         g.window(oy, ox, y0, y1, x0, x1);
         for (std::int64_t c0 = 0; c0 < C; c0 += 16) {
@@ -146,6 +141,55 @@ void max_pool_nhwc(const pool_geom& g, const T* x, T* y) {
         }
     }
 }
+// Output pixels [ox0, ox1) of a row whose windows lie inside the input columns, C <= 16 channels
+// (one masked vector per pixel): window rows [y0, y1) and kw columns from ox*sw - pl, KW > 0 the
+// column count at compile time (2: the common 2x2 pool), else g.kw. Same order as below.
+template <int KW>
+[[gnu::target("avx512f")]] inline void max_pool_inside_avx512(const pool_geom& g, const float* img, float* out,
+                                                             std::int64_t y0, std::int64_t y1, std::int64_t ox0,
+                                                             std::int64_t ox1, __mmask16 lanes) {
+    const std::int64_t C = g.in.c, kw = KW > 0 ? KW : g.kw;
+    const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    for (std::int64_t ox = ox0; ox < ox1; ++ox) {
+        const float* col = img + (ox * g.sw - g.pl) * g.sx;
+        __m512 acc = lowest;
+        for (std::int64_t yy = y0; yy < y1; ++yy) {
+            const float* p = col + yy * g.sy;
+#pragma GCC unroll 4
+            for (std::int64_t xx = 0; xx < kw; ++xx)
+                acc = _mm512_mask_max_ps(acc, 0xFFFF, _mm512_maskz_loadu_ps(lanes, p + xx * C), acc);
+        }
+        _mm512_mask_storeu_ps(out + ox * C, lanes, acc);
+    }
+}
+
+/// MaxPool, NHWC float32 under AVX-512, output row oy of image b: per output pixel, its window's
+/// pixels 16 channels at a time (the last block masked; up to 16 channels, the pixels whose window
+/// lies inside the input columns without per-pixel window set-up). max(px, acc) is px > acc ? px : acc, as
+/// in the scalar loop: same elements, same order, same bits (a NaN never wins, the first of equal
+/// values stays).
+[[gnu::target("avx512f")]] inline void max_pool_row_avx512(const pool_geom& g, const float* x, float* y,
+                                                          std::int64_t b, std::int64_t oy) {
+    const std::int64_t C = g.in.c;
+    const float* img = x + b * g.sn;
+    float* out = y + b * g.on + oy * g.oy;
+    if (C <= 16) {  // with few channels the per-pixel window set-up was most of the time
+        std::int64_t y0, y1, x0, x1;
+        g.window(oy, 0, y0, y1, x0, x1);
+        // pixels whose window starts at column >= 0 and ends at <= in.w
+        const std::int64_t lo = std::min(g.out.w, (g.pl + g.sw - 1) / g.sw);
+        const std::int64_t last = g.in.w + g.pl - g.kw;  // the last window start inside, relative to -pl
+        const std::int64_t hi = std::max(lo, std::min(g.out.w, last >= 0 ? last / g.sw + 1 : 0));
+        const auto lanes = static_cast<__mmask16>(C >= 16 ? 0xFFFFu : (1u << C) - 1);
+        if (g.kw == 2) max_pool_inside_avx512<2>(g, img, out, y0, y1, lo, hi, lanes);
+        else max_pool_inside_avx512<0>(g, img, out, y0, y1, lo, hi, lanes);
+        max_pool_span_avx512(g, img, out, oy, 0, lo);
+        max_pool_span_avx512(g, img, out, oy, hi, g.out.w);
+        return;
+    }
+    max_pool_span_avx512(g, img, out, oy, 0, g.out.w);
+}
+
 #endif
 
 template <class T, bool IsMax>
@@ -322,7 +366,7 @@ template <bool IsMax>
 tensor pool_op(const char* op, const tensor& input, const pool_params& p) {
     check_float(op, "input", input);
     const bool nhwc = is_nhwc(op, p.data_format);
-    const pool_geom g = make_pool_geom(op, activation_dims(op, "input", input, nhwc), p, IsMax, input.shape().str());
+    const pool_geom g = make_pool_geom(op, activation_dims(op, "input", input, nhwc), p, IsMax, input.shape());
     tensor out = tensor::uninitialized(input.type(), activation_shape(g.out, nhwc));
     if (input.type() == dtype::float32) pool_forward<float, IsMax>(g, input.data<float>(), out.data<float>());
     else pool_forward<double, IsMax>(g, input.data<double>(), out.data<double>());
@@ -353,7 +397,7 @@ inline tensor max_pool_grad(const tensor& orig_input, const tensor& orig_output,
     nn_detail::check_same_dtype(op, "orig_input", orig_input, "grad", grad);
     const bool nhwc = nn_detail::is_nhwc(op, p.data_format);
     const auto g = nn_detail::make_pool_geom(op, nn_detail::activation_dims(op, "orig_input", orig_input, nhwc), p,
-                                             true, orig_input.shape().str());
+                                             true, orig_input.shape());
     const shape want = nn_detail::activation_shape(g.out, nhwc);
     if (!(grad.shape() == want) || !(orig_output.shape() == want)) {
         throw shape_error(detail::cat(op, ": orig_output ", orig_output.shape().str(), " and grad ", grad.shape().str(),
@@ -379,7 +423,7 @@ inline tensor avg_pool_grad(const shape& orig_input_shape, const tensor& grad, c
     }
     const auto& d = orig_input_shape.dims();
     const nn_detail::dims4 in = nhwc ? nn_detail::dims4{d[0], d[1], d[2], d[3]} : nn_detail::dims4{d[0], d[2], d[3], d[1]};
-    const auto g = nn_detail::make_pool_geom(op, in, p, false, orig_input_shape.str());
+    const auto g = nn_detail::make_pool_geom(op, in, p, false, orig_input_shape);
     const shape want = nn_detail::activation_shape(g.out, nhwc);
     if (!(grad.shape() == want)) {
         throw shape_error(detail::cat(op, ": grad ", grad.shape().str(), " must be ", want.str(), " (AvgPool of ",

@@ -39,8 +39,9 @@ void apply_op(kernel_context& c, int num_var_inputs, F&& f) {
 /// being args[0] (input 2). The same ops as the unfused nodes, so the same bits. Throws
 /// unimplemented_error naming the node for any other list.
 inline tensor fused_epilogue(kernel_context& c, tensor y, std::string_view data_format) {
-    std::vector<std::string> ops_list;
-    if (auto* a = c.find_attr("fused_ops")) ops_list = a->list_of<std::string>();
+    static const std::vector<std::string> no_ops;
+    const attr_value* listed = c.find_attr("fused_ops");
+    const std::vector<std::string>& ops_list = listed ? listed->list_of<std::string>() : no_ops;  // no copy per run
     const auto unsupported = [&] {
         std::string list;
         for (auto& o : ops_list) list += (list.empty() ? "" : ", ") + o;
@@ -61,7 +62,8 @@ inline tensor fused_epilogue(kernel_context& c, tensor y, std::string_view data_
                            : act == "LeakyRelu" ? std::optional{ops::bias_activation::leaky_relu}
                                                 : std::nullopt;
         if (fused) {
-            ops::bias_activation_inplace(y, bias, *fused, c.attr_or<float>("leakyrelu_alpha", 0.2f));
+            const float alpha = *fused == ops::bias_activation::leaky_relu ? c.attr_or<float>("leakyrelu_alpha", 0.2f) : 0.f;
+            ops::bias_activation_inplace(y, bias, *fused, alpha);
             return y;
         }
     }
