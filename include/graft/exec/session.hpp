@@ -205,6 +205,7 @@ struct plan {
     std::vector<int> loop_starting_at;    ///< per step: outermost loop whose range starts there, or -1
     int num_slots = 0;
     std::vector<std::pair<int, int>> feeds;   ///< (slot, index into the feed list)
+    std::vector<const node*> fed_placeholders;  ///< per feed: the (Placeholder / PlaceholderWithDefault) node fed, or null
     std::vector<int> fetches;                 ///< slot per fetch
     std::vector<std::string> fetch_names;
     std::vector<char> pinned;                 ///< slots never released (fed or fetched)

@@ -130,9 +130,9 @@ inline void bias_activation_inplace(tensor& y, const tensor& bias, bias_activati
 #ifdef GRAFT_GEMM_X86_DISPATCH
     if (gemm::detail::active_isa() == gemm::kernel_isa::avx512) {
         // narrow rows: the bias repeated over lcm(C, 16) floats, so every vector is whole
-        const std::int64_t period = C < 64 ? std::lcm<std::int64_t>(C, 16) : 0;
-        std::vector<float> pattern(static_cast<std::size_t>(period));
-        for (std::int64_t i = 0; i < period; ++i) pattern[static_cast<std::size_t>(i)] = b[i % C];
+        const std::int64_t period = C < 64 ? std::lcm<std::int64_t>(C, 16) : 0;  // <= 1008
+        alignas(64) float pattern[1024];
+        for (std::int64_t i = 0; i < period; ++i) pattern[i] = b[i % C];
         const std::int64_t unit = period ? period / C : 1;  // rows per task unit
         using fn = void (*)(float*, std::int64_t, std::int64_t, std::int64_t, const float*, const float*,
                             std::int64_t, float);
@@ -145,7 +145,7 @@ inline void bias_activation_inplace(tensor& y, const tensor& bias, bias_activati
         // one pass over memory: worth a second thread from 64K floats
         nn_detail::parallel_for(units, std::max<std::int64_t>(1, (1 << 16) / (unit * C)),
                                 [&](std::int64_t u0, std::int64_t u1) {
-            f(p, u0 * unit, std::min(rows, u1 * unit), C, b, period ? pattern.data() : nullptr, period, alpha);
+            f(p, u0 * unit, std::min(rows, u1 * unit), C, b, period ? pattern : nullptr, period, alpha);
         });
         return;
     }

@@ -115,7 +115,7 @@ struct narrow_conv {
     conv_geom g;         // over the zero-bordered input: pads 0, every window inside
     std::int64_t OC, taps, row, plane, image, period, L, out_row, group;
     std::vector<std::int64_t> tap_off;
-    std::unique_ptr<float[]> rep;
+    float* rep = nullptr;  // the calling thread's scratch (kept between calls: no allocation per run)
 
     /// Whether each of `tasks` threads takes whole images (enough of them for a balanced split).
     static bool by_images(const conv_geom& g, int tasks) { return tasks > 1 && g.n >= 2 * tasks; }
@@ -136,12 +136,13 @@ struct narrow_conv {
                     tap_off[static_cast<std::size_t>(t)] = ic * plane + ky * g.dh * row + kx * g.dw * OC;
         // images in groups whose spread planes take about kSpreadGroupFloats (at least one image)
         group = std::clamp<std::int64_t>(kSpreadGroupFloats / image, 1, g.n);
-        rep.reset(new float[static_cast<std::size_t>(slots * group * image)]);
+        thread_local gemm::detail::scratch<float> planes;
+        rep = planes.get(static_cast<std::size_t>(slots * group * image));
     }
     /// Spreads images [b0, b0 + nb), nb <= group, into buffer `slot`: on all threads, or on the
     /// calling one only.
     void spread(std::int64_t b0, std::int64_t nb, int slot = 0, bool all_threads = true) {
-        float* const buf = rep.get() + slot * group * image;
+        float* const buf = rep + slot * group * image;
         const std::int64_t left = g0.pl * OC, filled = g0.iw * OC;
         auto rows = [&](std::int64_t r0, std::int64_t r1) {
             for (std::int64_t r = r0; r < r1; ++r) {
@@ -178,7 +179,7 @@ struct narrow_conv {
     }
     /// Output row oy of image b of the group in buffer `slot`, at tap offset 0.
     [[nodiscard]] const float* base(std::int64_t b, std::int64_t oy, int slot = 0) const {
-        return rep.get() + (slot * group + b) * image + oy * g.sh * row;
+        return rep + (slot * group + b) * image + oy * g.sh * row;
     }
 };
 

@@ -478,7 +478,11 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
     // Slots: feeds first, then every step's outputs.
     std::unordered_map<const node*, int> step_of, first_slot;
     int slots = static_cast<int>(feed_names.size());
-    for (std::size_t i = 0; i < feed_names.size(); ++i) p->feeds.emplace_back(static_cast<int>(i), static_cast<int>(i));
+    for (std::size_t i = 0; i < feed_names.size(); ++i) {
+        p->feeds.emplace_back(static_cast<int>(i), static_cast<int>(i));
+        const node* n = g.find(endpoint::parse(feed_names[i]).node);
+        p->fed_placeholders.push_back(n && (n->op == "Placeholder" || n->op == "PlaceholderWithDefault") ? n : nullptr);
+    }
     for (const node* n : topo) {
         plan::step s;
         s.n = n;
@@ -566,8 +570,7 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
         const auto& [name, t] = feeds[static_cast<std::size_t>(idx)];
         if (!t.valid()) throw invalid_argument_error("feed '" + name + "' is an empty tensor", location::at_tensor(name));
         // A fed placeholder must get its declared dtype and a compatible shape.
-        auto e = endpoint::parse(name);
-        if (const node* n = g.find(e.node); n && (n->op == "Placeholder" || n->op == "PlaceholderWithDefault")) {
+        if (const node* n = p.fed_placeholders[static_cast<std::size_t>(idx)]) {
             if (auto* dt = n->attr("dtype"); dt && dt->type() != t.type()) {
                 throw invalid_argument_error(detail::cat("feed '", name, "' is ", t.describe(), " but placeholder wants ",
                                                          dtype_name(dt->type())),
