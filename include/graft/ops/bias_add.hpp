@@ -132,7 +132,7 @@ inline void bias_activation_inplace(tensor& y, const tensor& bias, bias_activati
         // narrow rows: the bias repeated over lcm(C, 16) floats, so every vector is whole
         const std::int64_t period = C < 64 ? std::lcm<std::int64_t>(C, 16) : 0;  // <= 1008
         alignas(64) float pattern[1024];
-        for (std::int64_t i = 0; i < period; ++i) pattern[i] = b[i % C];
+        for (std::int64_t i = 0; i < period; i += C) std::copy(b, b + C, pattern + i);  // (no division per float)
         const std::int64_t unit = period ? period / C : 1;  // rows per task unit
         using fn = void (*)(float*, std::int64_t, std::int64_t, std::int64_t, const float*, const float*,
                             std::int64_t, float);

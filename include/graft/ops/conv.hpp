@@ -86,6 +86,20 @@ inline const std::array<conv_taps_fn, 16>& conv_taps_kernels(std::int64_t P) {
     for (std::int64_t x = 0; x < n; ++x) _mm512_mask_storeu_ps(dst + x * oc, lanes, _mm512_set1_ps(src[x * step]));
 }
 
+// wpat[t*period + j] = f[t*OC + j % OC] for t < taps, j < period = lcm(OC, 16), OC <= 16: each
+// tap's OC weights repeated along its pattern, one lane permute per vector.
+[[gnu::target("avx512f")]] inline void filter_patterns_avx512(const float* f, std::int64_t taps, std::int64_t OC,
+                                                             std::int64_t period, float* wpat) {
+    const auto lanes = static_cast<__mmask16>((1u << OC) - 1);
+    alignas(64) std::int32_t idx[16 * 16];  // period <= 16 * 16
+    for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1) idx[j] = static_cast<std::int32_t>(c);
+    for (std::int64_t t = 0; t < taps; ++t) {
+        const __m512 w = _mm512_maskz_loadu_ps(lanes, f + t * OC);
+        for (std::int64_t q = 0; q < period; q += 16)
+            _mm512_store_ps(wpat + t * period + q, _mm512_maskz_permutexvar_ps(0xFFFF, _mm512_load_si512(idx + q), w));
+    }
+}
+
 /// Whether conv_narrow_avx512 takes this forward convolution: NHWC float32 under AVX-512 with at
 /// most 8 output channels (a GEMM register tile is 16 or 32 channels wide: it wastes half or more;
 /// at 16 channels GEMM was 2.3x faster on LeNet's second layer), unit column stride, and a depth
@@ -189,11 +203,9 @@ inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float*
     narrow_conv nc(g0, x, by_images ? threads : 1);
     const conv_geom& g = nc.g;
     const std::int64_t OC = nc.OC, taps = nc.taps, period = nc.period, L = nc.L, out_row = nc.out_row;
-    std::vector<float> wpat_store(static_cast<std::size_t>(taps * period + 16));
-    float* const wpat = wpat_store.data() + (16 - reinterpret_cast<std::uintptr_t>(wpat_store.data()) / 4 % 16) % 16;
-    for (std::int64_t t = 0; t < taps; ++t)
-        for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1)
-            wpat[t * period + j] = f[t * OC + c];
+    thread_local gemm::detail::scratch<float> wpat_store;  // 64-byte aligned
+    float* const wpat = wpat_store.get(static_cast<std::size_t>(taps * period));
+    filter_patterns_avx512(f, taps, OC, period, wpat);
     const auto& by_vectors = conv_taps_kernels(period / 16);
     // output rows [r0, r1) of the group of images from b0 spread in buffer `slot`
     auto group_rows = [&](int slot, std::int64_t b0, std::int64_t r0, std::int64_t r1) {
