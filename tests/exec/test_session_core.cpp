@@ -302,3 +302,31 @@ TEST_CASE("while loops: a loop without its LoopCond in the run is refused with t
     CHECK_THROWS_WITH_AS(s.run({}, {"loop/Exit:0"}), doctest::Contains("while loop 'loop' has no LoopCond"),
                          graft::graph_error);
 }
+
+TEST_CASE("kernel_context::memo: made on a plan step's first run, kept for later runs; nothing kept when make throws") {
+    // Digamma has an op def and no graft kernel: the test registers one that parses its attr "scale"
+    // through memo and counts the parses
+    static int parses = 0;
+    graft::exec::kernel_registry::global().add("Digamma", [](graft::exec::kernel_context& c) {
+        const auto scale = c.memo<float>([&] {
+            ++parses;
+            return c.attr_float("scale");
+        });
+        tensor y = c.input(0).clone();
+        for (std::int64_t i = 0; i < y.num_elements(); ++i) y.data<float>()[i] *= *scale;
+        c.set_output(0, y);
+    });
+    graft::graph g;
+    g.add_node(placeholder("x", dtype::float32));
+    g.add_node(op("y", "Digamma", {{"x", 0}}));
+    g.at("y").attrs.set("scale", 3.f);
+    g.add_node(op("z", "Digamma", {{"x", 0}}));  // no "scale": make throws
+    graft::exec::session s(g);
+    const auto x = tensor::from_vector<float>({2.f});
+    for (int run = 0; run < 3; ++run) CHECK(s.run({{"x", x}}, {"y"})[0].data<float>()[0] == 6.f);
+    CHECK(parses == 1);
+    CHECK(s.run({{"x:0", x}}, {"y:0"})[0].data<float>()[0] == 6.f);  // another signature: another plan
+    CHECK(parses == 2);
+    for (int run = 0; run < 2; ++run) CHECK_THROWS_WITH_AS(s.run({{"x", x}}, {"z"}), doctest::Contains("scale"), graft::graph_error);
+    CHECK(parses == 4);
+}

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,14 @@
 namespace graft::exec {
 
 class session_state;
+
+/// A plan step's memo: one value its kernel derives from the node alone (parsed attributes), made
+/// on the step's first run and kept with the plan (kernel_context::memo).
+struct step_memo {
+    std::mutex mu;
+    std::shared_ptr<const void> value;
+    const std::type_info* type = nullptr;
+};
 
 /// What a kernel declares besides its function (all defaults suit a CPU kernel).
 struct kernel_def {
@@ -168,6 +177,25 @@ public:
     /// Set by the executor: input i is read by no later step (its buffer may be reused).
     /// The span must outlive the kernel call (the plan owns it).
     void set_forwardable(std::span<const char> f) { forwardable_ = f; }
+    /// Where memo() keeps its value: the plan step's (the executor sets it; without one, memo()
+    /// makes the value on every call).
+    void set_memo(step_memo* m) { memo_ = m; }
+
+    /// make() (a T computed from the node alone, never from input values: parsed attributes) once
+    /// per plan step, shared by later runs of the plan. If make() throws, nothing is kept. One T per
+    /// kernel: a second type at the same step is an error.
+    template <class T, class Make>
+    [[nodiscard]] std::shared_ptr<const T> memo(Make&& make) const {
+        if (!memo_) return std::make_shared<const T>(make());
+        std::lock_guard lock(memo_->mu);
+        if (!memo_->value) {
+            memo_->value = std::make_shared<const T>(make());
+            memo_->type = &typeid(T);
+        } else if (*memo_->type != typeid(T)) {
+            fail("the kernel's memo was made as another type");
+        }
+        return std::static_pointer_cast<const T>(memo_->value);
+    }
 
 private:
     value& out(int i) {
@@ -184,6 +212,7 @@ private:
     const kernel_def* def_ = nullptr;
     transfer_fn* transfer_ = nullptr;
     mutable device_context* ctx_ = nullptr;  // transfer_->context(dev_), cached
+    step_memo* memo_ = nullptr;
 };
 
 template <class T>

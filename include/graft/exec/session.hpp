@@ -187,6 +187,7 @@ struct plan {
         int num_outputs = 0;
         std::vector<char> last_use;       ///< per input: this step is the slot's last reader
         bool is_merge = false;
+        std::shared_ptr<step_memo> memo = std::make_shared<step_memo>();  ///< the kernel's (kernel_context::memo)
     };
     /// A while loop (one TF frame): steps [begin, end) run once per iteration until the LoopCond
     /// step's output is false. Nested loops are sub-ranges with their own entry.

@@ -612,6 +612,7 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
             outs.assign(static_cast<std::size_t>(s.num_outputs), value{});
             kernel_context ctx(*s.n, g.registry(), in_ptrs, outs, state_);
             ctx.set_forwardable(s.last_use);
+            ctx.set_memo(s.memo.get());
             ctx.set_placement(s.dev, s.def, &state_, s.ctx);
             try {
                 (*s.kernel)(ctx);

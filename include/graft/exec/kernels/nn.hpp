@@ -92,9 +92,10 @@ inline void register_nn(kernel_registry& r) {
     r.add("BatchMatMul", bmm);
     r.add("BatchMatMulV2", bmm);
     r.add("BatchMatMulV3", bmm);
-    r.add("Conv2D", [](kernel_context& c) { c.set_output(0, ops::conv2d(c.input(0), c.input(1), impl::conv_params(c))); });
+    r.add("Conv2D", [](kernel_context& c) { c.set_output(0, ops::conv2d(c.input(0), c.input(1), *impl::conv_params(c))); });
     r.add("_FusedConv2D", [](kernel_context& c) {
-        const ops::conv2d_params p = impl::conv_params(c);
+        const auto params = impl::conv_params(c);
+        const ops::conv2d_params& p = *params;
         if (c.attr_or<std::string>("filter_format", "HWIO") != "HWIO") c.fail("only filter_format HWIO is supported");
         c.set_output(0, impl::fused_epilogue(c, ops::conv2d(c.input(0), c.input(1), p), p.data_format));
     });
@@ -103,27 +104,27 @@ inline void register_nn(kernel_registry& r) {
         c.set_output(0, impl::fused_epilogue(c, ops::matmul(c.input(0), c.input(1), p), "NHWC"));
     });
     r.add("Conv2DBackpropInput", [](kernel_context& c) {
-        c.set_output(0, ops::conv2d_backprop_input(c.input(0), c.input(1), c.input(2), impl::conv_params(c)));
+        c.set_output(0, ops::conv2d_backprop_input(c.input(0), c.input(1), c.input(2), *impl::conv_params(c)));
     });
     r.add("Conv2DBackpropFilter", [](kernel_context& c) {
-        c.set_output(0, ops::conv2d_backprop_filter(c.input(0), c.input(1), c.input(2), impl::conv_params(c)));
+        c.set_output(0, ops::conv2d_backprop_filter(c.input(0), c.input(1), c.input(2), *impl::conv_params(c)));
     });
     r.add("DepthwiseConv2dNative", [](kernel_context& c) {
-        c.set_output(0, ops::depthwise_conv2d_native(c.input(0), c.input(1), impl::conv_params(c)));
+        c.set_output(0, ops::depthwise_conv2d_native(c.input(0), c.input(1), *impl::conv_params(c)));
     });
     r.add("DepthwiseConv2dNativeBackpropInput", [](kernel_context& c) {
-        c.set_output(0, ops::depthwise_conv2d_native_backprop_input(c.input(0), c.input(1), c.input(2), impl::conv_params(c)));
+        c.set_output(0, ops::depthwise_conv2d_native_backprop_input(c.input(0), c.input(1), c.input(2), *impl::conv_params(c)));
     });
     r.add("DepthwiseConv2dNativeBackpropFilter", [](kernel_context& c) {
-        c.set_output(0, ops::depthwise_conv2d_native_backprop_filter(c.input(0), c.input(1), c.input(2), impl::conv_params(c)));
+        c.set_output(0, ops::depthwise_conv2d_native_backprop_filter(c.input(0), c.input(1), c.input(2), *impl::conv_params(c)));
     });
-    r.add("MaxPool", [](kernel_context& c) { c.set_output(0, ops::max_pool(c.input(0), impl::pool_params(c))); });
-    r.add("AvgPool", [](kernel_context& c) { c.set_output(0, ops::avg_pool(c.input(0), impl::pool_params(c))); });
+    r.add("MaxPool", [](kernel_context& c) { c.set_output(0, ops::max_pool(c.input(0), *impl::pool_params(c))); });
+    r.add("AvgPool", [](kernel_context& c) { c.set_output(0, ops::avg_pool(c.input(0), *impl::pool_params(c))); });
     r.add("MaxPoolGrad", [](kernel_context& c) {
-        c.set_output(0, ops::max_pool_grad(c.input(0), c.input(1), c.input(2), impl::pool_params(c)));
+        c.set_output(0, ops::max_pool_grad(c.input(0), c.input(1), c.input(2), *impl::pool_params(c)));
     });
     r.add("AvgPoolGrad", [](kernel_context& c) {
-        c.set_output(0, ops::avg_pool_grad(c.input(0), c.input(1), impl::pool_params(c)));
+        c.set_output(0, ops::avg_pool_grad(c.input(0), c.input(1), *impl::pool_params(c)));
     });
     for (int version : {1, 2, 3}) {
         std::string name = version == 1 ? "FusedBatchNorm" : "FusedBatchNormV" + std::to_string(version);

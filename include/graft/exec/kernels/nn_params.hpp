@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "graft/exec/kernel.hpp"
@@ -13,25 +14,29 @@ namespace graft::exec::kernels::impl {
 
 /// strides, padding, explicit_paddings, data_format (default NHWC), dilations. Throws graph_error
 /// naming the node when a required attr is missing.
-inline ops::conv2d_params conv_params(kernel_context& c) {
-    ops::conv2d_params p;
-    p.strides = c.attr_ints("strides");
-    p.padding = c.attr_string("padding");
-    if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
-    p.data_format = c.attr_or<std::string>("data_format", "NHWC");
-    if (auto* a = c.find_attr("dilations")) p.dilations = a->list_of<std::int64_t>();
-    return p;
+inline std::shared_ptr<const ops::conv2d_params> conv_params(kernel_context& c) {
+    return c.memo<ops::conv2d_params>([&] {  // parsed once per plan step
+        ops::conv2d_params p;
+        p.strides = c.attr_ints("strides");
+        p.padding = c.attr_string("padding");
+        if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
+        p.data_format = c.attr_or<std::string>("data_format", "NHWC");
+        if (auto* a = c.find_attr("dilations")) p.dilations = a->list_of<std::int64_t>();
+        return p;
+    });
 }
 
 /// ksize, strides, padding, explicit_paddings, data_format (default NHWC). Throws like conv_params.
-inline ops::pool_params pool_params(kernel_context& c) {
-    ops::pool_params p;
-    p.ksize = c.attr_ints("ksize");
-    p.strides = c.attr_ints("strides");
-    p.padding = c.attr_string("padding");
-    if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
-    p.data_format = c.attr_or<std::string>("data_format", "NHWC");
-    return p;
+inline std::shared_ptr<const ops::pool_params> pool_params(kernel_context& c) {
+    return c.memo<ops::pool_params>([&] {  // parsed once per plan step
+        ops::pool_params p;
+        p.ksize = c.attr_ints("ksize");
+        p.strides = c.attr_ints("strides");
+        p.padding = c.attr_string("padding");
+        if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
+        p.data_format = c.attr_or<std::string>("data_format", "NHWC");
+        return p;
+    });
 }
 
 }  // namespace graft::exec::kernels::impl
