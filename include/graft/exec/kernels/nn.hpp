@@ -34,47 +34,58 @@ void apply_op(kernel_context& c, int num_var_inputs, F&& f) {
     vars[0]->update_in_place([&](tensor& var) { f(var, slot_values); });
     if (!c.raw_input(0).is_resource && c.num_outputs() > 0) c.set_output_value(0, value::ref(vars[0]));
 }
-/// The epilogue of _FusedConv2D / _FusedMatMul, in place on the product y: fused_ops is
+/// The fused_ops of _FusedConv2D / _FusedMatMul, parsed (once per plan step, through memo):
 /// ["BiasAdd"] or ["BiasAdd", activation] with activation Relu, Relu6, Elu or LeakyRelu, the bias
-/// being args[0] (input 2). The same ops as the unfused nodes, so the same bits. Throws
-/// unimplemented_error naming the node for any other list.
-inline tensor fused_epilogue(kernel_context& c, tensor y, std::string_view data_format) {
+/// being args[0] (input 2).
+struct fused_epilogue_spec {
+    std::string activation;                        ///< empty: BiasAdd alone
+    std::optional<ops::bias_activation> one_pass;  ///< bias_activation_inplace's form, where it has one
+    float alpha = 0.2f;                            ///< LeakyRelu's
+};
+
+/// Reads fused_ops. Throws unimplemented_error naming the node for any other list.
+inline fused_epilogue_spec parse_fused_epilogue(const kernel_context& c) {
     static const std::vector<std::string> no_ops;
     const attr_value* listed = c.find_attr("fused_ops");
-    const std::vector<std::string>& ops_list = listed ? listed->list_of<std::string>() : no_ops;  // no copy per run
-    const auto unsupported = [&] {
+    const std::vector<std::string>& ops_list = listed ? listed->list_of<std::string>() : no_ops;
+    fused_epilogue_spec spec;
+    if (ops_list.size() == 2) spec.activation = ops_list[1];
+    const std::string& act = spec.activation;
+    const bool known = act.empty() || act == "Relu" || act == "Relu6" || act == "Elu" || act == "LeakyRelu";
+    if (ops_list.empty() || ops_list.size() > 2 || ops_list[0] != "BiasAdd" || c.num_inputs() != 3 || !known) {
         std::string list;
         for (auto& o : ops_list) list += (list.empty() ? "" : ", ") + o;
         c.fail(detail::cat("fused_ops [", list, "] is not supported (graft runs BiasAdd, optionally followed by ",
                            "Relu, Relu6, Elu or LeakyRelu)"),
                "rewrite the node as its unfused ops");
-    };
-    if (ops_list.empty() || ops_list.size() > 2 || ops_list[0] != "BiasAdd" || c.num_inputs() != 3) unsupported();
+    }
+    if (act.empty()) spec.one_pass = ops::bias_activation::none;
+    if (act == "Relu") spec.one_pass = ops::bias_activation::relu;
+    if (act == "Relu6") spec.one_pass = ops::bias_activation::relu6;
+    if (act == "LeakyRelu") {
+        spec.one_pass = ops::bias_activation::leaky_relu;
+        spec.alpha = c.attr_or<float>("leakyrelu_alpha", 0.2f);
+    }
+    return spec;
+}
+
+/// The epilogue of _FusedConv2D / _FusedMatMul, in place on the product y: the same ops as the
+/// unfused nodes, so the same values (float32 NHWC with no activation, Relu, Relu6 or LeakyRelu:
+/// bias and activation in one pass, bias_activation_inplace).
+inline tensor fused_epilogue(kernel_context& c, const fused_epilogue_spec& spec, tensor y,
+                             std::string_view data_format) {
     const tensor bias = c.input(2);
-    // float32 NHWC with no activation or Relu, Relu6, LeakyRelu: bias and activation in one pass
-    if (data_format == "NHWC" && y.type() == dtype::float32 && bias.type() == dtype::float32 && y.dev().is_cpu() &&
-        y.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == y.dim(y.rank() - 1)) {
-        const std::string none;
-        const std::string& act = ops_list.size() == 2 ? ops_list[1] : none;
-        const auto fused = act.empty()          ? std::optional{ops::bias_activation::none}
-                           : act == "Relu"      ? std::optional{ops::bias_activation::relu}
-                           : act == "Relu6"     ? std::optional{ops::bias_activation::relu6}
-                           : act == "LeakyRelu" ? std::optional{ops::bias_activation::leaky_relu}
-                                                : std::nullopt;
-        if (fused) {
-            const float alpha = *fused == ops::bias_activation::leaky_relu ? c.attr_or<float>("leakyrelu_alpha", 0.2f) : 0.f;
-            ops::bias_activation_inplace(y, bias, *fused, alpha);
-            return y;
-        }
+    if (spec.one_pass && data_format == "NHWC" && y.type() == dtype::float32 && bias.type() == dtype::float32 &&
+        y.dev().is_cpu() && y.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == y.dim(y.rank() - 1)) {
+        ops::bias_activation_inplace(y, bias, *spec.one_pass, spec.alpha);
+        return y;
     }
     y = ops::bias_add(y, bias, data_format, &y);
-    if (ops_list.size() == 1) return y;
-    const std::string& act = ops_list[1];
+    const std::string& act = spec.activation;
     if (act == "Relu") return ops::relu(y, &y);
     if (act == "Relu6") return ops::relu6(y, &y);
     if (act == "Elu") return ops::elu(y, &y);
-    if (act == "LeakyRelu") return ops::leaky_relu(y, c.attr_or<float>("leakyrelu_alpha", 0.2f), &y);
-    unsupported();
+    if (act == "LeakyRelu") return ops::leaky_relu(y, spec.alpha, &y);
     return y;
 }
 
@@ -94,14 +105,27 @@ inline void register_nn(kernel_registry& r) {
     r.add("BatchMatMulV3", bmm);
     r.add("Conv2D", [](kernel_context& c) { c.set_output(0, ops::conv2d(c.input(0), c.input(1), *impl::conv_params(c))); });
     r.add("_FusedConv2D", [](kernel_context& c) {
-        const auto params = impl::conv_params(c);
-        const ops::conv2d_params& p = *params;
-        if (c.attr_or<std::string>("filter_format", "HWIO") != "HWIO") c.fail("only filter_format HWIO is supported");
-        c.set_output(0, impl::fused_epilogue(c, ops::conv2d(c.input(0), c.input(1), p), p.data_format));
+        struct spec {
+            ops::conv2d_params conv;
+            impl::fused_epilogue_spec epilogue;
+        };
+        const auto s = c.memo<spec>([&] {
+            if (c.attr_or<std::string>("filter_format", "HWIO") != "HWIO") c.fail("only filter_format HWIO is supported");
+            return spec{impl::read_conv_params(c), impl::parse_fused_epilogue(c)};
+        });
+        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::conv2d(c.input(0), c.input(1), s->conv),
+                                             s->conv.data_format));
     });
     r.add("_FusedMatMul", [](kernel_context& c) {
-        ops::matmul_params p{c.attr_or<bool>("transpose_a", false), c.attr_or<bool>("transpose_b", false)};
-        c.set_output(0, impl::fused_epilogue(c, ops::matmul(c.input(0), c.input(1), p), "NHWC"));
+        struct spec {
+            ops::matmul_params mm;
+            impl::fused_epilogue_spec epilogue;
+        };
+        const auto s = c.memo<spec>([&] {
+            return spec{{c.attr_or<bool>("transpose_a", false), c.attr_or<bool>("transpose_b", false)},
+                        impl::parse_fused_epilogue(c)};
+        });
+        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::matmul(c.input(0), c.input(1), s->mm), "NHWC"));
     });
     r.add("Conv2DBackpropInput", [](kernel_context& c) {
         c.set_output(0, ops::conv2d_backprop_input(c.input(0), c.input(1), c.input(2), *impl::conv_params(c)));

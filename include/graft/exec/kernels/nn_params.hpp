@@ -14,16 +14,18 @@ namespace graft::exec::kernels::impl {
 
 /// strides, padding, explicit_paddings, data_format (default NHWC), dilations. Throws graph_error
 /// naming the node when a required attr is missing.
+inline ops::conv2d_params read_conv_params(const kernel_context& c) {
+    ops::conv2d_params p;
+    p.strides = c.attr_ints("strides");
+    p.padding = c.attr_string("padding");
+    if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
+    p.data_format = c.attr_or<std::string>("data_format", "NHWC");
+    if (auto* a = c.find_attr("dilations")) p.dilations = a->list_of<std::int64_t>();
+    return p;
+}
+/// The same, parsed once per plan step (kernel_context::memo).
 inline std::shared_ptr<const ops::conv2d_params> conv_params(kernel_context& c) {
-    return c.memo<ops::conv2d_params>([&] {  // parsed once per plan step
-        ops::conv2d_params p;
-        p.strides = c.attr_ints("strides");
-        p.padding = c.attr_string("padding");
-        if (auto* a = c.find_attr("explicit_paddings")) p.explicit_paddings = a->list_of<std::int64_t>();
-        p.data_format = c.attr_or<std::string>("data_format", "NHWC");
-        if (auto* a = c.find_attr("dilations")) p.dilations = a->list_of<std::int64_t>();
-        return p;
-    });
+    return c.memo<ops::conv2d_params>([&] { return read_conv_params(c); });
 }
 
 /// ksize, strides, padding, explicit_paddings, data_format (default NHWC). Throws like conv_params.
