@@ -16,6 +16,7 @@
 #include "graft/core/config.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <concepts>
@@ -24,6 +25,7 @@
 #include <cstring>
 #include <new>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "graft/core/threads.hpp"
@@ -744,12 +746,13 @@ template <int V>
 
 // Splits columns [n0, n1) into near-equal blocks of at most `cap` vectors of `lanes` columns and
 // runs by_vectors[vectors - 1] on each.
-template <class Fn, std::size_t Cap>
-inline void gemv_axpy_blocks(std::int64_t n0, std::int64_t n1, int lanes, const Fn (&by_vectors)[Cap], std::int64_t K,
+template <class Table>
+inline void gemv_axpy_blocks(std::int64_t n0, std::int64_t n1, int lanes, const Table& by_vectors, std::int64_t K,
                              const float* x, std::int64_t incx, const matrix_source<float>& B, float* y,
                              std::int64_t incy, bool accumulate) {
+    const auto cap = static_cast<std::int64_t>(std::size(by_vectors));
     const std::int64_t vectors = (n1 - n0 + lanes - 1) / lanes;
-    const std::int64_t blocks = (vectors + static_cast<std::int64_t>(Cap) - 1) / static_cast<std::int64_t>(Cap);
+    const std::int64_t blocks = (vectors + cap - 1) / cap;
     for (std::int64_t b = 0; b < blocks; ++b) {
         const std::int64_t vb = vectors * b / blocks, ve = vectors * (b + 1) / blocks;
         const std::int64_t c0 = n0 + lanes * vb, c1 = std::min(n1, n0 + lanes * ve);
@@ -965,6 +968,12 @@ inline void gemv_columns(kernel_isa isa, std::int64_t n0, std::int64_t n1, std::
 #endif
 
 #ifdef GRAFT_GEMM_X86_DISPATCH
+/// gemv_axpy_avx512<V, Part> for V = 1..16 at index V - 1.
+template <sweep Part, int... I>
+constexpr std::array<gemv_block_fn, sizeof...(I)> gemv_part_table(std::integer_sequence<int, I...>) {
+    return {gemv_axpy_avx512<I + 1, Part>...};
+}
+
 /// Rows of B gemv_block_grouped_avx512 reads across all columns before moving on.
 inline constexpr std::int64_t kGemvRowGroup = 32;
 
@@ -977,24 +986,8 @@ inline constexpr std::int64_t kGemvRowGroup = 32;
 [[gnu::target("avx512f")]] inline void gemv_block_grouped_avx512(std::int64_t k0, std::int64_t k1, std::int64_t N,
                                                                   const float* x, std::int64_t incx,
                                                                   const matrix_source<float>& B, float* out) {
-    static constexpr gemv_block_fn first[16] = {
-        gemv_axpy_avx512<1, sweep::first_part>,  gemv_axpy_avx512<2, sweep::first_part>,
-        gemv_axpy_avx512<3, sweep::first_part>,  gemv_axpy_avx512<4, sweep::first_part>,
-        gemv_axpy_avx512<5, sweep::first_part>,  gemv_axpy_avx512<6, sweep::first_part>,
-        gemv_axpy_avx512<7, sweep::first_part>,  gemv_axpy_avx512<8, sweep::first_part>,
-        gemv_axpy_avx512<9, sweep::first_part>,  gemv_axpy_avx512<10, sweep::first_part>,
-        gemv_axpy_avx512<11, sweep::first_part>, gemv_axpy_avx512<12, sweep::first_part>,
-        gemv_axpy_avx512<13, sweep::first_part>, gemv_axpy_avx512<14, sweep::first_part>,
-        gemv_axpy_avx512<15, sweep::first_part>, gemv_axpy_avx512<16, sweep::first_part>};
-    static constexpr gemv_block_fn next[16] = {
-        gemv_axpy_avx512<1, sweep::next_part>,  gemv_axpy_avx512<2, sweep::next_part>,
-        gemv_axpy_avx512<3, sweep::next_part>,  gemv_axpy_avx512<4, sweep::next_part>,
-        gemv_axpy_avx512<5, sweep::next_part>,  gemv_axpy_avx512<6, sweep::next_part>,
-        gemv_axpy_avx512<7, sweep::next_part>,  gemv_axpy_avx512<8, sweep::next_part>,
-        gemv_axpy_avx512<9, sweep::next_part>,  gemv_axpy_avx512<10, sweep::next_part>,
-        gemv_axpy_avx512<11, sweep::next_part>, gemv_axpy_avx512<12, sweep::next_part>,
-        gemv_axpy_avx512<13, sweep::next_part>, gemv_axpy_avx512<14, sweep::next_part>,
-        gemv_axpy_avx512<15, sweep::next_part>, gemv_axpy_avx512<16, sweep::next_part>};
+    static constexpr auto first = gemv_part_table<sweep::first_part>(std::make_integer_sequence<int, 16>{});
+    static constexpr auto next = gemv_part_table<sweep::next_part>(std::make_integer_sequence<int, 16>{});
     for (std::int64_t g0 = k0; g0 < k1; g0 += kGemvRowGroup) {
         const std::int64_t rows = std::min(kGemvRowGroup, k1 - g0);
         const matrix_source<float> group{B.data + g0 * B.depth_stride, B.outer_stride, B.depth_stride, B.outer_extent};
