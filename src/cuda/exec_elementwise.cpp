@@ -192,7 +192,7 @@ void run_binary(kernel_context& c, const binary_spec& b) {
                                       ": they must be equal"));
     }
     require_f32(b.msg, x, b.a_name);
-    auto plan = ops::make_broadcast(b.msg, {x.shape(), y.shape()});
+    auto plan = ops::make_broadcast(b.msg, x.shape(), y.shape());
     auto desc = to_desc(b.msg, plan);
     const float param = b.op == binary_op::leaky_relu_grad ? c.attr_or<float>("alpha", 0.2f) : 0.f;
     auto& s = stream_of(c);
@@ -214,7 +214,7 @@ void run_logical(kernel_context& c, bool is_and) {
     require_tensor(op, y, "y");
     require_same_dtype(op, x, "x", y, "y");
     ops::op_detail::require_dtype(op, x, "x", dtype::bool_);
-    auto plan = ops::make_broadcast(op, {x.shape(), y.shape()});
+    auto plan = ops::make_broadcast(op, x.shape(), y.shape());
     auto desc = to_desc(op, plan);
     auto& s = stream_of(c);
     tensor out = output(c, dtype::bool_, plan.out_shape);
@@ -335,7 +335,7 @@ void run_bias_add(kernel_context& c, const std::string& data_format) {
     bd[0] = bias.dim(0);
     require_same_dtype(op, value, "x", bias, "y");
     require_f32(op, value, "x");
-    auto plan = ops::make_broadcast(op, {value.shape(), graft::shape(bd)});
+    auto plan = ops::make_broadcast(op, value.shape(), graft::shape(bd));
     auto desc = to_desc(op, plan);
     auto& s = stream_of(c);
     tensor out = f32_output(c, value, wv, plan.out_shape);

@@ -47,6 +47,23 @@ TEST_CASE("broadcast plan merges dims and gives repeat strides") {
     SUBCASE("incompatible shapes name the op and both shapes") {
         GRAFT_CHECK_THROWS_MSG(ops::make_broadcast("Sub", {shape{2, 3}, shape{4, 3}}), shape_error,
                                "Sub: shapes [2,3] and [4,3]");
+        GRAFT_CHECK_THROWS_MSG(ops::make_broadcast("Sub", shape{2, 3}, shape{4, 3}), shape_error,
+                               "Sub: shapes [2,3] and [4,3]");
+    }
+    SUBCASE("the two-shape form plans as the list form") {
+        const std::pair<shape, shape> pairs[] = {{{2, 1, 3}, {4, 1}}, {{}, {2, 3}}, {{5, 2, 7}, {7}},
+                                                 {{2, 0, 3}, {3}}, {{1, 2, 1, 2}, {2, 1, 2, 1}}};
+        for (const auto& [a, b] : pairs) {
+            CAPTURE(a.str());
+            CAPTURE(b.str());
+            auto two = ops::make_broadcast("Add", a, b);
+            auto list = ops::make_broadcast("Add", {a, b});
+            CHECK(two.out_shape == list.out_shape);
+            CHECK(two.num_elements == list.num_elements);
+            CHECK(two.dims == list.dims);
+            CHECK(two.strides == list.strides);
+            CHECK(two.same_shapes == list.same_shapes);
+        }
     }
 }
 
@@ -138,6 +155,8 @@ TEST_CASE("binary ops broadcast like NumPy over many shape pairs and dtypes") {
         {{6}, {97, 6}},
         {{50, 1, 3}, {1, 3}},
         {{9, 63}, {63}},
+        // ten merged dims (the repeat pattern alternates): more than the odometer keeps in place
+        {{2, 1, 3, 1, 2, 1, 3, 1, 2, 1}, {1, 2, 1, 3, 1, 2, 1, 2, 1, 3}},
     };
     struct opdef {
         const char* name;

@@ -104,7 +104,7 @@ tensor binary_op(types<Ts...>, std::string_view op, const tensor& a, const tenso
         [&](auto tag) {
             using T = decltype(tag);
             using R = std::conditional_t<BoolOut, bool, T>;
-            auto plan = make_broadcast(op, {a.shape(), b.shape()});
+            auto plan = make_broadcast(op, a.shape(), b.shape());
             check(a, b, tag);
             check_alias(op, out, a, "x", plan.out_shape);
             check_alias(op, out, b, "y", plan.out_shape);

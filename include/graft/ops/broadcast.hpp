@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -29,20 +30,21 @@ struct broadcast_plan {
     bool same_shapes = false;                        ///< every input already has out_shape
 };
 
-/// Plans the broadcast of `shapes` (aligned from the right; each dim equal or 1). Throws
-/// shape_error naming `op`, the inputs and the first dim that does not fit.
-inline broadcast_plan make_broadcast(std::string_view op, const std::vector<shape>& shapes) {
+namespace op_detail {
+/// make_broadcast over the shapes behind `shapes`, read in place (an elementwise op plans its
+/// broadcast on every run: its input shapes are not copied for it).
+inline broadcast_plan plan_broadcast(std::string_view op, std::span<const shape* const> shapes) {
     broadcast_plan p;
     std::size_t rank = 0;
-    for (const auto& s : shapes) {
-        if (!s.fully_defined()) {
-            throw shape_error(op_detail::cat(op, ": shape ", s.str(), " is not fully defined"));
+    for (const shape* s : shapes) {
+        if (!s->fully_defined()) {
+            throw shape_error(op_detail::cat(op, ": shape ", s->str(), " is not fully defined"));
         }
-        rank = std::max(rank, s.dims().size());
+        rank = std::max(rank, s->dims().size());
     }
     const std::size_t k = shapes.size();
     auto in_dim = [&](std::size_t i, std::size_t j) -> std::int64_t {
-        const auto& d = shapes[i].dims();
+        const auto& d = shapes[i]->dims();
         std::size_t pad = rank - d.size();
         return j < pad ? 1 : d[j - pad];
     };
@@ -57,7 +59,7 @@ inline broadcast_plan make_broadcast(std::string_view op, const std::vector<shap
                 from = i;
             } else if (d != out[j]) {
                 std::string all;
-                for (std::size_t q = 0; q < k; ++q) all += (q ? " and " : "") + shapes[q].str();
+                for (std::size_t q = 0; q < k; ++q) all += (q ? " and " : "") + shapes[q]->str();
                 throw shape_error(
                     op_detail::cat(op, ": shapes ", all, " cannot be broadcast: input ", from,
                                    " has ", out[j], " and input ", i, " has ", d, " at output dim ",
@@ -66,24 +68,27 @@ inline broadcast_plan make_broadcast(std::string_view op, const std::vector<shap
             }
         }
     }
-    p.out_shape = shape(out);
+    p.out_shape = shape(std::move(out));
+    const auto& od = p.out_shape.dims();
     p.num_elements = p.out_shape.num_elements();
     p.same_shapes = true;
-    for (const auto& s : shapes) p.same_shapes = p.same_shapes && s == p.out_shape;
+    for (const shape* s : shapes) p.same_shapes = p.same_shapes && *s == p.out_shape;
     p.strides.assign(k, {});
     if (p.num_elements == 0) return p;
     // Merge runs of dims with the same pattern of repeated inputs; drop output dims of size 1.
     std::vector<std::uint64_t> patterns;
+    patterns.reserve(rank);
+    p.dims.reserve(rank);
     for (std::size_t j = 0; j < rank; ++j) {
-        if (out[j] == 1) continue;
+        if (od[j] == 1) continue;
         std::uint64_t pat = 0;
         for (std::size_t i = 0; i < k; ++i) {
             if (in_dim(i, j) == 1) pat |= (std::uint64_t{1} << i);
         }
         if (!patterns.empty() && patterns.back() == pat) {
-            p.dims.back() *= out[j];
+            p.dims.back() *= od[j];
         } else {
-            p.dims.push_back(out[j]);
+            p.dims.push_back(od[j]);
             patterns.push_back(pat);
         }
     }
@@ -104,17 +109,32 @@ inline broadcast_plan make_broadcast(std::string_view op, const std::vector<shap
     }
     return p;
 }
+}  // namespace op_detail
+
+/// Plans the broadcast of `shapes` (aligned from the right; each dim equal or 1). Throws
+/// shape_error naming `op`, the inputs and the first dim that does not fit.
+inline broadcast_plan make_broadcast(std::string_view op, const std::vector<shape>& shapes) {
+    std::vector<const shape*> in;
+    in.reserve(shapes.size());
+    for (const auto& s : shapes) in.push_back(&s);
+    return op_detail::plan_broadcast(op, in);
+}
+/// The same for two shapes, read in place.
+inline broadcast_plan make_broadcast(std::string_view op, const shape& a, const shape& b) {
+    const std::array<const shape*, 2> in{&a, &b};
+    return op_detail::plan_broadcast(op, in);
+}
 
 /// The broadcast shape of `a` and `b`; throws shape_error naming `op` when they do not broadcast.
 inline shape broadcast_shape(std::string_view op, const shape& a, const shape& b) {
-    return make_broadcast(op, {a, b}).out_shape;
+    return make_broadcast(op, a, b).out_shape;
 }
 
 /// TF's BroadcastGradientArgs on shapes: the output axes over which the gradient must be summed to
 /// get the gradient of `a` (r0) and of `b` (r1). Throws shape_error when they do not broadcast.
 inline std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bcast_gradient_args(
     const shape& a, const shape& b) {
-    make_broadcast("BroadcastGradientArgs", {a, b});  // validates
+    make_broadcast("BroadcastGradientArgs", a, b);  // validates
     const auto& da = a.dims();
     const auto& db = b.dims();
     const std::size_t n = std::max(da.size(), db.size());
@@ -178,7 +198,9 @@ void for_each_run(const broadcast_plan& p, double bytes, double cycles, const F&
     parallel_for(p.num_elements, bytes, cycles, [&](std::int64_t first, std::int64_t last) {
         std::int64_t row = first / inner;
         std::int64_t col = first % inner;
-        std::vector<std::int64_t> idx(r, 0);
+        std::array<std::int64_t, 8> idx_small{};  // the odometer, in place for up to 8 merged dims
+        std::vector<std::int64_t> idx_big(r > idx_small.size() ? r : 0, 0);
+        std::int64_t* idx = r > idx_small.size() ? idx_big.data() : idx_small.data();
         std::array<std::int64_t, K> base{};
         for (std::size_t d = r - 1; d-- > 0;) {
             idx[d] = row % p.dims[d];
@@ -232,7 +254,7 @@ inline tensor broadcast_args(const tensor& s0, const tensor& s1) {
 inline tensor broadcast_to(const tensor& x, const shape& s) {
     const char* op = "BroadcastTo";
     op_detail::require_input(op, x, "input");
-    auto p = make_broadcast(op, {x.shape(), s});
+    auto p = make_broadcast(op, x.shape(), s);
     if (!(p.out_shape == s)) {
         throw shape_error(op_detail::cat(op, ": input ", x.shape().str(),
                                          " cannot be broadcast to ", s.str(), " (it would give ",
