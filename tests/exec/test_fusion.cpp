@@ -11,6 +11,9 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "graft/ops/bias_add.hpp"
+#include "graft/ops/matmul.hpp"
+#include "graft/ops/unary.hpp"
 
 using graft::dtype;
 using graft::tensor;
@@ -144,5 +147,52 @@ TEST_CASE("fusion: _FusedMatMul and _FusedConv2D nodes as TF's grappler writes t
         const std::string what = e.what();
         CHECK(what.find("bad") != std::string::npos);
         CHECK(what.find("BiasAdd, Tanh") != std::string::npos);
+    }
+}
+
+TEST_CASE("constant weights: MatMul and _FusedMatMul pack a Const b once per plan, fed values still win") {
+    // x [M,40] * w [40,70] (a Const read through an Identity, as TF's frozen graphs have it) + bias,
+    // Relu: the fused step keeps w packed (kernel_context::input_is_constant) across runs of any M
+    graft::graph g;
+    const graft::graph_builder b(g);
+    const auto x = b.placeholder("x", dtype::float32, graft::shape{-1, 40});
+    const auto w = b.op("Identity", {b.constant(fz_values({40, 70}, 7), "w")}, {}, "w_read");
+    const auto mm = b.op("MatMul", {x, w}, {}, "mm");
+    b.op("Relu", {b.op("BiasAdd", {mm, b.constant(fz_values({70}, 8), "bias")}, {}, "ba")}, {}, "y");
+    const tensor w_other = fz_values({40, 70}, 9);
+    for (bool fuse : {true, false}) {
+        CAPTURE(fuse);
+        graft::exec::session_options o;
+        o.fuse_ops = fuse;
+        graft::exec::session s(g, o);
+        graft::exec::session plain(g, unfused());
+        // the plan marks b as constant (and x not); fed, w is not
+        auto matmul_step = [](const graft::exec::plan& p) {
+            for (const auto& st : p.steps)
+                if (st.n->op == "MatMul" || st.n->op == "_FusedMatMul") return st;
+            FAIL("no MatMul step");
+            return p.steps.front();
+        };
+        CHECK(matmul_step(s.prepare({"x:0"}, {"y:0"}, {})).constant_inputs[0] == 0);
+        CHECK(matmul_step(s.prepare({"x:0"}, {"y:0"}, {})).constant_inputs[1] == 1);
+        CHECK(matmul_step(s.prepare({"x:0", "w:0"}, {"y:0"}, {})).constant_inputs[1] == 0);
+        CHECK(matmul_step(s.prepare({"x:0", "w_read:0"}, {"y:0"}, {})).constant_inputs[1] == 0);
+        for (std::int64_t M : {37, 1, 128, 37}) {
+            CAPTURE(M);
+            const tensor xv = fz_values({M, 40}, static_cast<int>(M));
+            const tensor want = graft::ops::relu(graft::ops::bias_add(graft::ops::matmul(xv, fz_values({40, 70}, 7)),
+                                                                      fz_values({70}, 8)));
+            CHECK(graft::equal(s.run({{"x:0", xv}}, {"y:0"})[0], want));
+            CHECK(graft::equal(s.run({{"x:0", xv}}, {"mm:0"})[0], graft::ops::matmul(xv, fz_values({40, 70}, 7))));
+            // feeding the Const (or its read) replaces it: that plan packs nothing from the graph's w
+            for (const char* fed : {"w:0", "w_read:0"}) {
+                CAPTURE(fed);
+                const tensor got = s.run({{"x:0", xv}, {fed, w_other}}, {"y:0"})[0];
+                const tensor other = graft::ops::relu(
+                    graft::ops::bias_add(graft::ops::matmul(xv, w_other), fz_values({70}, 8)));
+                CHECK(graft::equal(got, other));
+            }
+            CHECK(graft::equal(plain.run({{"x:0", xv}}, {"y:0"})[0], want));
+        }
     }
 }

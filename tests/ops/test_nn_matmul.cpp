@@ -106,6 +106,49 @@ TEST_CASE("nn MatMul: thread counts give the same result") {
     check_close(row_one, ref_matmul(x, w, false, false), 1e-4, 1e-4, "gemv vs reference");
 }
 
+TEST_CASE("nn MatMul: b packed beforehand (gemm::packed_b) gives the same bits as packing it per call") {
+    // K past one and two panel depths (320), N partial panels and the one-block limit (3072), rows
+    // split between threads (M >= N panels) and columns split (N panels > M rows)
+    const std::vector<mm_case> cases = {{128, 784, 512}, {37, 700, 100}, {12, 5, 33}, {200, 64, 3072}, {13, 321, 17},
+                                        {2, 96, 520},    {61, 129, 77}};
+    for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+        ops::gemm::limit_kernel(isa);
+        for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            for (const auto& c : cases)
+                for (bool tb : {false, true}) {
+                    INFO("M=" << c.M << " K=" << c.K << " N=" << c.N << " tb=" << tb << " threads=" << threads
+                              << " kernel=" << static_cast<int>(isa));
+                    const tensor a = random_tensor(dtype::float32, {c.M, c.K}, 21);
+                    const tensor b = random_tensor(dtype::float32, tb ? shape{c.N, c.K} : shape{c.K, c.N}, 22);
+                    const ops::gemm::packed_b<float> pb(
+                        c.K, c.N,
+                        ops::gemm::matrix_source<float>{b.data<float>(), tb ? c.K : 1, tb ? 1 : c.N, c.N});
+                    REQUIRE(pb.packed());
+                    CHECK(pb.fits(c.K, c.N));
+                    CHECK_FALSE(pb.fits(c.K + 1, c.N));
+                    const tensor plain = ops::matmul(a, b, {false, tb});
+                    const tensor pre = ops::matmul(a, b, {false, tb, &pb});
+                    CHECK(equal(plain, pre));
+                    check_close(pre, ref_matmul(a, b, false, tb), 1e-4, 1e-4, "packed b vs reference");
+                    // a packing of another size is not used (b is packed per call as usual)
+                    const tensor other = random_tensor(dtype::float32, {c.K + 1, c.N}, 23);
+                    const ops::gemm::packed_b<float> wrong(
+                        c.K + 1, c.N, ops::gemm::matrix_source<float>{other.data<float>(), 1, c.N, c.N});
+                    CHECK(equal(plain, ops::matmul(a, b, {false, tb, &wrong})));
+                }
+        }
+    }
+    set_num_threads(2);
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    // wider than one column block: not packed, and a product given it packs b itself
+    const tensor w = random_tensor(dtype::float32, {8, 3073}, 24);
+    const ops::gemm::packed_b<float> wide(8, 3073, ops::gemm::matrix_source<float>{w.data<float>(), 1, 3073, 3073});
+    CHECK_FALSE(wide.packed());
+    const tensor x = random_tensor(dtype::float32, {3, 8}, 25);
+    CHECK(equal(ops::matmul(x, w), ops::matmul(x, w, {false, false, &wide})));
+}
+
 TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bits on any thread count") {
     // [K,N] = [1000,300] (1.2 MB) and [784,512]: cut into row blocks (an even number of them, more
     // than one), each block's sums then the blocks' sums in order; y strided (incy 3) and accumulated

@@ -177,12 +177,20 @@ public:
     /// Set by the executor: input i is read by no later step (its buffer may be reused).
     /// The span must outlive the kernel call (the plan owns it).
     void set_forwardable(std::span<const char> f) { forwardable_ = f; }
+    /// Set by the executor: input i is a graph constant (a Const, directly or through Identity
+    /// nodes, and not fed), so it holds the same value on every run of the plan.
+    void set_constant_inputs(std::span<const char> c) { constant_ = c; }
+    /// True when input i holds the same value on every run of this plan step (see set_constant_inputs).
+    [[nodiscard]] bool input_is_constant(int i) const {
+        return i >= 0 && static_cast<std::size_t>(i) < constant_.size() && constant_[static_cast<std::size_t>(i)];
+    }
     /// Where memo() keeps its value: the plan step's (the executor sets it; without one, memo()
     /// makes the value on every call).
     void set_memo(step_memo* m) { memo_ = m; }
 
-    /// make() (a T computed from the node alone, never from input values: parsed attributes) once
-    /// per plan step, shared by later runs of the plan. If make() throws, nothing is kept. One T per
+    /// make() (a T computed from the node alone — parsed attributes — or from inputs that
+    /// input_is_constant, never from other input values) once per plan step, shared by later runs
+    /// of the plan. If make() throws, nothing is kept. One T per
     /// kernel: a second type at the same step is an error.
     template <class T, class Make>
     [[nodiscard]] std::shared_ptr<const T> memo(Make&& make) const {
@@ -208,6 +216,7 @@ private:
     std::vector<value>& outputs_;
     session_state& state_;
     std::span<const char> forwardable_;
+    std::span<const char> constant_;
     device dev_{};
     const kernel_def* def_ = nullptr;
     transfer_fn* transfer_ = nullptr;

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -408,6 +409,45 @@ void pack_b_block(const S& B, std::int64_t n0, std::int64_t nc, std::int64_t k0,
     }
     for (std::int64_t jr = 0; jr < nc; jr += nr) B.pack(n0 + jr, nr, k0, kc, dst + jr * kc);
 }
+}  // namespace detail
+
+/// B[K,N] packed once for many products, as run() would pack it on every call: each kc_block-deep
+/// block of all N columns laid out by pack_b_block (nr-column panels, the last zero-padded), the
+/// block at depth pc at data() + pc * padded_n(). For a constant B (a layer's weights) run() reads
+/// these panels instead of packing B again: the same panels, so the same bits. Empty (not packed)
+/// when N > nc_block.
+template <class T>
+class packed_b {
+public:
+    packed_b() = default;
+    template <class SB>
+    packed_b(std::int64_t K, std::int64_t N, const SB& B) : K_(K), N_(N), padded_n_((N + nr - 1) / nr * nr) {
+        if (K <= 0 || N <= 0 || N > nc_block) return;
+        const auto bytes = static_cast<std::size_t>(K * padded_n_) * sizeof(T);
+        data_.reset(static_cast<T*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+        if (!data_) throw std::bad_alloc();
+        for (std::int64_t pc = 0; pc < K; pc += kc_block)
+            detail::pack_b_block(B, 0, N, pc, std::min(kc_block, K - pc), data_.get() + pc * padded_n_);
+    }
+    /// True when B was packed (N <= nc_block).
+    [[nodiscard]] bool packed() const { return data_ != nullptr; }
+    /// True when this packs a B of K x N.
+    [[nodiscard]] bool fits(std::int64_t K, std::int64_t N) const { return packed() && K == K_ && N == N_; }
+    /// The panels from column n0 (a multiple of nr) of the block at depth pc, kc deep.
+    [[nodiscard]] const T* panels(std::int64_t pc, std::int64_t kc, std::int64_t n0) const {
+        return data_.get() + pc * padded_n_ + n0 * kc;
+    }
+    [[nodiscard]] std::size_t bytes() const { return packed() ? static_cast<std::size_t>(K_ * padded_n_) * sizeof(T) : 0; }
+
+private:
+    struct free_deleter {
+        void operator()(T* p) const { std::free(p); }
+    };
+    std::int64_t K_ = 0, N_ = 0, padded_n_ = 0;
+    std::unique_ptr<T, free_deleter> data_;
+};
+
+namespace detail {
 
 #ifdef GRAFT_GEMM_X86_DISPATCH
 static_assert(mr == 6, "pack_a6_avx512 packs 6-row panels");
@@ -529,7 +569,7 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
 template <class T, class SA, class SB>
 void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
             std::int64_t b_off, T* C, std::int64_t rs, std::int64_t cs, bool accumulate, kernel_fn<T> kern,
-            bool wide) {
+            bool wide, const packed_b<T>* pre = nullptr) {
 #ifdef GRAFT_GEMM_X86_DISPATCH
     if constexpr (std::is_same_v<T, float> && indirect_source<SA>) {
         // with the AVX-512 kernels a strided A is packed (its twelve rows read in place ran 1.3x
@@ -545,13 +585,15 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
     const std::int64_t nc_max = std::min(nc_block, (N + nr - 1) / nr * nr);
     const std::int64_t mc_max = std::min(mc_block, (M + mr - 1) / mr * mr);
     const std::int64_t kc_max = std::min(kc_block, K);
-    T* bbuf = scratch_b<T>(static_cast<std::size_t>(nc_max * kc_max));
+    T* bscratch = pre ? nullptr : scratch_b<T>(static_cast<std::size_t>(nc_max * kc_max));
     T* abuf = scratch_a<T>(static_cast<std::size_t>(mc_max * kc_max));
     for (std::int64_t jc = 0; jc < N; jc += nc_block) {
         const std::int64_t nc = std::min(nc_block, N - jc);
         for (std::int64_t pc = 0; pc < K; pc += kc_block) {
             const std::int64_t kc = std::min(kc_block, K - pc);
-            pack_b_block(B, b_off + jc, nc, pc, kc, bbuf);
+            const T* bbuf = bscratch;
+            if (pre) bbuf = pre->panels(pc, kc, b_off + jc);  // b_off + jc: a multiple of nr
+            else pack_b_block(B, b_off + jc, nc, pc, kc, bscratch);
             const bool acc = accumulate || pc > 0;
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
@@ -608,7 +650,7 @@ inline constexpr double kFlopsPerThread = 2.0e6;
 
 template <class T, class SA, class SB>
 void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
-              std::int64_t cs, bool accumulate, int max_threads) {
+              std::int64_t cs, bool accumulate, int max_threads, const packed_b<T>* pre) {
     bool wide = false;
     const kernel_fn<T> kern = pick_kernel<T>(wide);
     const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
@@ -619,7 +661,7 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
     const std::int64_t panels = split_n ? n_panels : m_panels;
     const int tasks = static_cast<int>(std::min<std::int64_t>(threads, panels));
     if (tasks <= 1) {
-        serial(M, N, K, A, 0, B, 0, C, rs, cs, accumulate, kern, wide);
+        serial(M, N, K, A, 0, B, 0, C, rs, cs, accumulate, kern, wide, pre);
         return;
     }
     // split rows in whole 12-row tiles when the wide kernel runs
@@ -631,9 +673,9 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
         const std::int64_t e = std::min(split_n ? N : M, b + per);
         if (b >= e) return;
         if (split_n) {
-            serial(M, e - b, K, A, 0, B, b, C + b * cs, rs, cs, accumulate, kern, wide);
+            serial(M, e - b, K, A, 0, B, b, C + b * cs, rs, cs, accumulate, kern, wide, pre);
         } else {
-            serial(e - b, N, K, A, b, B, 0, C + b * rs, rs, cs, accumulate, kern, wide);
+            serial(e - b, N, K, A, b, B, 0, C + b * rs, rs, cs, accumulate, kern, wide, pre);
         }
     });
 }
@@ -659,9 +701,10 @@ inline bool uses_avx2() { return detail::active_isa() != kernel_isa::portable; }
 /// (0: graft::num_threads()). Sources must cover M (A) and N (B) outer indices and K depth. float
 /// uses the AVX-512 or AVX2/FMA micro-kernels when the CPU has them; other T use portable C++.
 /// Throws std::bad_alloc only.
+/// `pre`: B packed beforehand (packed_b over this B); used when it fits K x N, else B is packed here.
 template <class T, class SA, class SB>
 void run(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
-         std::int64_t cs, bool accumulate, int max_threads = 0) {
+         std::int64_t cs, bool accumulate, int max_threads = 0, const packed_b<T>* pre = nullptr) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
         if (!accumulate) {
@@ -674,7 +717,7 @@ void run(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& 
     // it stores C with a column stride and packs A^T by gathers (measured with the AVX-512 kernels,
     // untransposed faster every time: [128,512]x[512,10] 35 vs 52 us, [128,120]x[120,84] 23 vs 50,
     // [1000,256]x[256,4] 117 vs 176, [25,50000]x[50000,6] 978 vs 1060).
-    detail::oriented(M, N, K, A, B, C, rs, cs, accumulate, max_threads);
+    detail::oriented(M, N, K, A, B, C, rs, cs, accumulate, max_threads, pre && pre->fits(K, N) ? pre : nullptr);
 }
 
 namespace detail {

@@ -29,6 +29,9 @@ namespace graft::ops {
 struct matmul_params {
     bool transpose_a = false;
     bool transpose_b = false;
+    /// float32 op(b) packed beforehand (gemm::packed_b over op(b), e.g. a constant weight matrix):
+    /// the product reads it instead of packing b when it runs on the GEMM path and the sizes match.
+    const gemm::packed_b<float>* b_packed = nullptr;
 };
 
 /// Attributes of BatchMatMulV2 (adjoint == transpose for the real dtypes supported here).
@@ -41,7 +44,7 @@ namespace nn_detail {
 
 /// C[M,N] = op(A) * op(B) for float32, row-major operands with leading dims lda/ldb.
 inline void matmul_f32(std::int64_t M, std::int64_t N, std::int64_t K, const float* a, bool ta, const float* b,
-                       bool tb, float* c, int max_threads = 0) {
+                       bool tb, float* c, int max_threads = 0, const gemm::packed_b<float>* b_packed = nullptr) {
     const std::int64_t lda = ta ? M : K, ldb = tb ? K : N;
     // A(i,k) = a[i*sa_outer + k*sa_depth]; B(k,j) = b[j*sb_outer + k*sb_depth].
     const std::int64_t sa_outer = ta ? 1 : lda, sa_depth = ta ? lda : 1;
@@ -52,7 +55,7 @@ inline void matmul_f32(std::int64_t M, std::int64_t N, std::int64_t K, const flo
         gemm::gemv(M, K, b, sb_depth, gemm::matrix_source<float>{a, sa_outer, sa_depth, M}, c, N, false);
     } else {
         gemm::run(M, N, K, gemm::matrix_source<float>{a, sa_outer, sa_depth, M},
-                  gemm::matrix_source<float>{b, sb_outer, sb_depth, N}, c, N, 1, false, max_threads);
+                  gemm::matrix_source<float>{b, sb_outer, sb_depth, N}, c, N, 1, false, max_threads, b_packed);
     }
 }
 
@@ -128,7 +131,7 @@ inline tensor matmul(const tensor& a, const tensor& b, const matmul_params& p = 
     switch (a.type()) {
         case dtype::float32:
             nn_detail::matmul_f32(M, N, K, a.data<float>(), p.transpose_a, b.data<float>(), p.transpose_b,
-                                  c.data<float>());
+                                  c.data<float>(), 0, p.b_packed);
             break;
         case dtype::float64:
             nn_detail::matmul_contract(M, N, K, a.data<double>(), p.transpose_a, b.data<double>(), p.transpose_b,

@@ -520,12 +520,26 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
         }
         return it->second + e.index;
     };
+    // A Const's value, read directly or through Identity nodes, with no feed on the way: the same
+    // tensor on every run (kernels may keep what they derive from it: kernel_context::memo).
+    auto from_constant = [&](endpoint e) {
+        for (int hop = 0; hop < 64; ++hop) {
+            if (feed_index.count(e)) return false;
+            const node* src = g.find(e.node);
+            if (!src) return false;
+            if (src->op == "Const") return true;
+            if (src->op != "Identity" || src->inputs.size() != 1) return false;
+            e = src->inputs[0];
+        }
+        return false;
+    };
     std::vector<int> last_reader(static_cast<std::size_t>(slots), -1);
     for (std::size_t i = 0; i < p->steps.size(); ++i) {
         auto& s = p->steps[i];
         for (auto& in : s.n->inputs) {
             int sl = slot_of(in, s.n);
             s.inputs.push_back(sl);
+            s.constant_inputs.push_back(from_constant(in) ? 1 : 0);
             last_reader[static_cast<std::size_t>(sl)] = static_cast<int>(i);
         }
         for (auto& c : s.n->control_inputs) s.control.push_back(step_of.at(g.find(c)));
@@ -612,6 +626,7 @@ inline std::vector<tensor> session::run(const feed_list& feeds, const std::vecto
             outs.assign(static_cast<std::size_t>(s.num_outputs), value{});
             kernel_context ctx(*s.n, g.registry(), in_ptrs, outs, state_);
             ctx.set_forwardable(s.last_use);
+            ctx.set_constant_inputs(s.constant_inputs);
             ctx.set_memo(s.memo.get());
             ctx.set_placement(s.dev, s.def, &state_, s.ctx);
             try {

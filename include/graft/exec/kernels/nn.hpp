@@ -89,12 +89,34 @@ inline tensor fused_epilogue(kernel_context& c, const fused_epilogue_spec& spec,
     return y;
 }
 
+/// MatMul / _FusedMatMul's transposes and, when b is a float32 matrix constant of the graph
+/// (input_is_constant: a layer's weights), b packed for the GEMM once per plan step, so products
+/// of more than one row do not pack the weights again on every run (MLP 784-512-512-10 at batch
+/// 128: packing B was 8.7% of the forward pass).
+struct matmul_spec {
+    bool transpose_a = false, transpose_b = false;
+    std::shared_ptr<const ops::gemm::packed_b<float>> b;
+    [[nodiscard]] ops::matmul_params params() const { return {transpose_a, transpose_b, b.get()}; }
+};
+inline matmul_spec read_matmul_spec(const kernel_context& c) {
+    matmul_spec s{c.attr_or<bool>("transpose_a", false), c.attr_or<bool>("transpose_b", false), nullptr};
+    if (!c.input_is_constant(1) || !c.dev().is_cpu()) return s;
+    const tensor b = c.input(1);
+    if (b.type() != dtype::float32 || b.rank() != 2 || !b.dev().is_cpu() || b.num_elements() == 0) return s;
+    // op(b) as the GEMM reads it: B(k, n) = b[n*outer + k*depth]
+    const std::int64_t K = s.transpose_b ? b.dim(1) : b.dim(0), N = s.transpose_b ? b.dim(0) : b.dim(1);
+    const std::int64_t outer = s.transpose_b ? K : 1, depth = s.transpose_b ? 1 : N;
+    auto packed = std::make_shared<ops::gemm::packed_b<float>>(K, N, ops::gemm::matrix_source<float>{b.data<float>(), outer, depth, N});
+    if (packed->packed()) s.b = std::move(packed);
+    return s;
+}
+
 }  // namespace impl
 
 inline void register_nn(kernel_registry& r) {
     r.add("MatMul", [](kernel_context& c) {
-        ops::matmul_params p{c.attr_or<bool>("transpose_a", false), c.attr_or<bool>("transpose_b", false)};
-        c.set_output(0, ops::matmul(c.input(0), c.input(1), p));
+        const auto s = c.memo<impl::matmul_spec>([&] { return impl::read_matmul_spec(c); });
+        c.set_output(0, ops::matmul(c.input(0), c.input(1), s->params()));
     });
     auto bmm = [](kernel_context& c) {
         ops::batch_matmul_params p{c.attr_or<bool>("adj_x", false), c.attr_or<bool>("adj_y", false)};
@@ -118,14 +140,11 @@ inline void register_nn(kernel_registry& r) {
     });
     r.add("_FusedMatMul", [](kernel_context& c) {
         struct spec {
-            ops::matmul_params mm;
+            impl::matmul_spec mm;
             impl::fused_epilogue_spec epilogue;
         };
-        const auto s = c.memo<spec>([&] {
-            return spec{{c.attr_or<bool>("transpose_a", false), c.attr_or<bool>("transpose_b", false)},
-                        impl::parse_fused_epilogue(c)};
-        });
-        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::matmul(c.input(0), c.input(1), s->mm), "NHWC"));
+        const auto s = c.memo<spec>([&] { return spec{impl::read_matmul_spec(c), impl::parse_fused_epilogue(c)}; });
+        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::matmul(c.input(0), c.input(1), s->mm.params()), "NHWC"));
     });
     r.add("Conv2DBackpropInput", [](kernel_context& c) {
         c.set_output(0, ops::conv2d_backprop_input(c.input(0), c.input(1), c.input(2), *impl::conv_params(c)));
