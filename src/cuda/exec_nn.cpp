@@ -376,7 +376,8 @@ tensor filter_to_cudnn(stream& s, const tensor& f, const nd::conv_geom& g) {
 void conv2d_kernel(exec::kernel_context& c) {
     const char* op = "Conv2D";
     const tensor input = c.input(0), filter = c.input(1);
-    const ops::conv2d_params p = *conv_params(c);
+    const auto params = conv_params(c);  // parsed once per plan step
+    const ops::conv2d_params& p = *params;
     nd::check_float(op, "input", input);
     nd::check_same_dtype(op, "input", input, "filter", filter);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
@@ -408,7 +409,8 @@ void conv2d_kernel(exec::kernel_context& c) {
 void conv2d_backprop_input_kernel(exec::kernel_context& c) {
     const char* op = "Conv2DBackpropInput";
     const tensor sizes = c.input(0), filter = c.input(1), dy = c.input(2);
-    const ops::conv2d_params p = *conv_params(c);
+    const auto params = conv_params(c);  // parsed once per plan step
+    const ops::conv2d_params& p = *params;
     nd::check_float(op, "filter", filter);
     nd::check_same_dtype(op, "filter", filter, "out_backprop", dy);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
@@ -453,7 +455,8 @@ void conv2d_backprop_input_kernel(exec::kernel_context& c) {
 void conv2d_backprop_filter_kernel(exec::kernel_context& c) {
     const char* op = "Conv2DBackpropFilter";
     const tensor input = c.input(0), sizes = c.input(1), dy = c.input(2);
-    const ops::conv2d_params p = *conv_params(c);
+    const auto params = conv_params(c);  // parsed once per plan step
+    const ops::conv2d_params& p = *params;
     nd::check_float(op, "input", input);
     nd::check_same_dtype(op, "input", input, "out_backprop", dy);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
@@ -536,7 +539,8 @@ template <bool IsMax>
 void pool_kernel(exec::kernel_context& c) {
     const char* op = IsMax ? "MaxPool" : "AvgPool";
     const tensor input = c.input(0);
-    const ops::pool_params p = *pool_params(c);
+    const auto params = pool_params(c);  // parsed once per plan step
+    const ops::pool_params& p = *params;
     nd::check_float(op, "input", input);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
     const nd::dims4 in = nd::activation_dims(op, "input", input, nhwc);
@@ -561,7 +565,8 @@ void pool_kernel(exec::kernel_context& c) {
 void max_pool_grad_kernel(exec::kernel_context& c) {
     const char* op = "MaxPoolGrad";
     const tensor x = c.input(0), y = c.input(1), dy = c.input(2);
-    const ops::pool_params p = *pool_params(c);
+    const auto params = pool_params(c);  // parsed once per plan step
+    const ops::pool_params& p = *params;
     nd::check_float(op, "orig_input", x);
     nd::check_same_dtype(op, "orig_input", x, "grad", dy);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
@@ -594,7 +599,8 @@ void max_pool_grad_kernel(exec::kernel_context& c) {
 void avg_pool_grad_kernel(exec::kernel_context& c) {
     const char* op = "AvgPoolGrad";
     const tensor sizes = c.input(0), dy = c.input(1);
-    const ops::pool_params p = *pool_params(c);
+    const auto params = pool_params(c);  // parsed once per plan step
+    const ops::pool_params& p = *params;
     nd::check_float(op, "grad", dy);
     const bool nhwc = nd::is_nhwc(op, p.data_format);
     const shape is = nd::shape_from_tensor(op, "orig_input_shape", sizes);

@@ -147,6 +147,18 @@ TEST_CASE("nn MatMul: b packed beforehand (gemm::packed_b) gives the same bits a
     CHECK_FALSE(wide.packed());
     const tensor x = random_tensor(dtype::float32, {3, 8}, 25);
     CHECK(equal(ops::matmul(x, w), ops::matmul(x, w, {false, false, &wide})));
+    // ops::pack_matmul_b: op(b) of a float32 host matrix, else nothing to pack
+    const tensor a = random_tensor(dtype::float32, {20, 40}, 26);
+    for (bool tb : {false, true}) {
+        const tensor b = random_tensor(dtype::float32, tb ? shape{30, 40} : shape{40, 30}, 27);
+        const auto pb = ops::pack_matmul_b(b, tb);
+        REQUIRE(pb);
+        CHECK(pb->fits(40, 30));
+        CHECK(equal(ops::matmul(a, b, {false, tb}), ops::matmul(a, b, {false, tb, pb.get()})));
+    }
+    CHECK_FALSE(ops::pack_matmul_b(w, false));
+    CHECK_FALSE(ops::pack_matmul_b(random_tensor(dtype::float64, {4, 5}, 28), false));
+    CHECK_FALSE(ops::pack_matmul_b(random_tensor(dtype::float32, {2, 4, 5}, 29), false));
 }
 
 TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bits on any thread count") {

@@ -33,8 +33,8 @@ namespace graft::exec {
 
 class session_state;
 
-/// A plan step's memo: one value its kernel derives from the node alone (parsed attributes), made
-/// on the step's first run and kept with the plan (kernel_context::memo).
+/// A plan step's memo: one value its kernel derives from the node (parsed attributes) and its
+/// constant inputs, made on the step's first run and kept with the plan (kernel_context::memo).
 struct step_memo {
     std::mutex mu;
     std::shared_ptr<const void> value;
@@ -190,8 +190,8 @@ public:
 
     /// make() (a T computed from the node alone — parsed attributes — or from inputs that
     /// input_is_constant, never from other input values) once per plan step, shared by later runs
-    /// of the plan. If make() throws, nothing is kept. One T per
-    /// kernel: a second type at the same step is an error.
+    /// of the plan. If make() throws, nothing is kept. One T per kernel: a second type at the same
+    /// step is an error.
     template <class T, class Make>
     [[nodiscard]] std::shared_ptr<const T> memo(Make&& make) const {
         if (!memo_) return std::make_shared<const T>(make());

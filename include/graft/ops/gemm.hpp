@@ -412,8 +412,8 @@ void pack_b_block(const S& B, std::int64_t n0, std::int64_t nc, std::int64_t k0,
 }  // namespace detail
 
 /// B[K,N] packed once for many products, as run() would pack it on every call: each kc_block-deep
-/// block of all N columns laid out by pack_b_block (nr-column panels, the last zero-padded), the
-/// block at depth pc at data() + pc * padded_n(). For a constant B (a layer's weights) run() reads
+/// block of all N columns laid out by pack_b_block (nr-column panels, the last zero-padded; see
+/// panels()). For a constant B (a layer's weights) run() reads
 /// these panels instead of packing B again: the same panels, so the same bits. Empty (not packed)
 /// when N > nc_block.
 template <class T>
@@ -437,7 +437,6 @@ public:
     [[nodiscard]] const T* panels(std::int64_t pc, std::int64_t kc, std::int64_t n0) const {
         return data_.get() + pc * padded_n_ + n0 * kc;
     }
-    [[nodiscard]] std::size_t bytes() const { return packed() ? static_cast<std::size_t>(K_ * padded_n_) * sizeof(T) : 0; }
 
 private:
     struct free_deleter {
@@ -837,8 +836,8 @@ using gemv_block_fn = void (*)(std::int64_t, int, std::int64_t, const float*, st
 // Columns [nb, nb + w) of y = x B for B rows contiguous along n, w <= 16V: V zmm accumulators (the
 // last one masked), one sweep down all K rows. Per column the sum runs k = 0..K-1 with one fused
 // multiply-add each, as in gemv_avx2 (the two give the same bits).
-// Part: a part of a longer sweep (incy 1): start from y's values (Resume) or from zero, and store
-// the accumulators as they are, so the sums run on exactly as in one sweep.
+// Part: a part of a longer sweep (incy 1): start from y's values (next_part) or from zero
+// (first_part), and store the accumulators as they are, so the sums run on exactly as in one sweep.
 enum class sweep { whole, first_part, next_part };
 template <int V, sweep Part = sweep::whole>
 [[gnu::target("avx512f")]] inline void gemv_axpy_avx512(std::int64_t nb, int w, std::int64_t K, const float* x,

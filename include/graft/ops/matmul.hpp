@@ -12,6 +12,7 @@
 #include "graft/core/config.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <Eigen/Core>
@@ -42,20 +43,25 @@ struct batch_matmul_params {
 
 namespace nn_detail {
 
+/// op(b) of a row-major [K,N] (or, tb, [N,K]) b as the GEMM reads it: B(k,j) = b[j*outer + k*depth].
+inline gemm::matrix_source<float> matmul_b_source(const float* b, std::int64_t K, std::int64_t N, bool tb) {
+    return tb ? gemm::matrix_source<float>{b, K, 1, N} : gemm::matrix_source<float>{b, 1, N, N};
+}
+
 /// C[M,N] = op(A) * op(B) for float32, row-major operands with leading dims lda/ldb.
 inline void matmul_f32(std::int64_t M, std::int64_t N, std::int64_t K, const float* a, bool ta, const float* b,
                        bool tb, float* c, int max_threads = 0, const gemm::packed_b<float>* b_packed = nullptr) {
-    const std::int64_t lda = ta ? M : K, ldb = tb ? K : N;
-    // A(i,k) = a[i*sa_outer + k*sa_depth]; B(k,j) = b[j*sb_outer + k*sb_depth].
+    const std::int64_t lda = ta ? M : K;
+    // A(i,k) = a[i*sa_outer + k*sa_depth]
     const std::int64_t sa_outer = ta ? 1 : lda, sa_depth = ta ? lda : 1;
-    const std::int64_t sb_outer = tb ? ldb : 1, sb_depth = tb ? 1 : ldb;
+    const gemm::matrix_source<float> B = matmul_b_source(b, K, N, tb);
     if (M == 1 && max_threads == 0) {
-        gemm::gemv(N, K, a, sa_depth, gemm::matrix_source<float>{b, sb_outer, sb_depth, N}, c, 1, false);
+        gemm::gemv(N, K, a, sa_depth, B, c, 1, false);
     } else if (N == 1 && max_threads == 0) {
-        gemm::gemv(M, K, b, sb_depth, gemm::matrix_source<float>{a, sa_outer, sa_depth, M}, c, N, false);
+        gemm::gemv(M, K, b, B.depth_stride, gemm::matrix_source<float>{a, sa_outer, sa_depth, M}, c, N, false);
     } else {
-        gemm::run(M, N, K, gemm::matrix_source<float>{a, sa_outer, sa_depth, M},
-                  gemm::matrix_source<float>{b, sb_outer, sb_depth, N}, c, N, 1, false, max_threads, b_packed);
+        gemm::run(M, N, K, gemm::matrix_source<float>{a, sa_outer, sa_depth, M}, B, c, N, 1, false, max_threads,
+                  b_packed);
     }
 }
 
@@ -143,6 +149,17 @@ inline tensor matmul(const tensor& a, const tensor& b, const matmul_params& p = 
             break;
     }
     return c;
+}
+
+/// b packed for MatMul's GEMM path once, for many products with the same b (a layer's constant
+/// weights; pass it as matmul_params::b_packed): null when b is not a float32 matrix in host memory
+/// or op(b) has more than gemm::nc_block columns.
+inline std::shared_ptr<const gemm::packed_b<float>> pack_matmul_b(const tensor& b, bool transpose_b) {
+    if (b.type() != dtype::float32 || b.rank() != 2 || !b.dev().is_cpu() || b.num_elements() == 0) return nullptr;
+    const std::int64_t K = transpose_b ? b.dim(1) : b.dim(0), N = transpose_b ? b.dim(0) : b.dim(1);
+    auto packed = std::make_shared<const gemm::packed_b<float>>(
+        K, N, nn_detail::matmul_b_source(b.data<float>(), K, N, transpose_b));
+    return packed->packed() ? packed : nullptr;
 }
 
 /// BatchMatMulV2: x [..., r, c] and y [..., r, c] (rank >= 2), the last two dims multiplied as

@@ -100,14 +100,7 @@ struct matmul_spec {
 };
 inline matmul_spec read_matmul_spec(const kernel_context& c) {
     matmul_spec s{c.attr_or<bool>("transpose_a", false), c.attr_or<bool>("transpose_b", false), nullptr};
-    if (!c.input_is_constant(1) || !c.dev().is_cpu()) return s;
-    const tensor b = c.input(1);
-    if (b.type() != dtype::float32 || b.rank() != 2 || !b.dev().is_cpu() || b.num_elements() == 0) return s;
-    // op(b) as the GEMM reads it: B(k, n) = b[n*outer + k*depth]
-    const std::int64_t K = s.transpose_b ? b.dim(1) : b.dim(0), N = s.transpose_b ? b.dim(0) : b.dim(1);
-    const std::int64_t outer = s.transpose_b ? K : 1, depth = s.transpose_b ? 1 : N;
-    auto packed = std::make_shared<ops::gemm::packed_b<float>>(K, N, ops::gemm::matrix_source<float>{b.data<float>(), outer, depth, N});
-    if (packed->packed()) s.b = std::move(packed);
+    if (c.input_is_constant(1) && c.dev().is_cpu()) s.b = ops::pack_matmul_b(c.input(1), s.transpose_b);
     return s;
 }
 
