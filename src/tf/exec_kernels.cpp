@@ -10,6 +10,13 @@ void register_builtin_elementwise(kernel_registry& r);
 void register_builtin_array(kernel_registry& r);
 void register_builtin_nn(kernel_registry& r);
 void register_builtin_checkpoint_ops(kernel_registry& r);
+void register_builtin_tensor_array(kernel_registry& r);
+void register_builtin_math_more(kernel_registry& r);
+void register_builtin_array_more(kernel_registry& r);
+void register_builtin_nn_more(kernel_registry& r);
+void register_builtin_image(kernel_registry& r);
+void register_builtin_linalg(kernel_registry& r);
+void register_builtin_functional(kernel_registry& r);
 }  // namespace graft::exec::kernels
 
 namespace graft::exec {
@@ -22,6 +29,13 @@ kernel_registry& kernel_registry::global() {
         kernels::register_builtin_array(*reg);
         kernels::register_builtin_nn(*reg);
         kernels::register_builtin_checkpoint_ops(*reg);
+        kernels::register_builtin_tensor_array(*reg);
+        kernels::register_builtin_math_more(*reg);
+        kernels::register_builtin_array_more(*reg);
+        kernels::register_builtin_nn_more(*reg);
+        kernels::register_builtin_image(*reg);
+        kernels::register_builtin_linalg(*reg);
+        kernels::register_builtin_functional(*reg);
         return reg;
     }();
     return *r;

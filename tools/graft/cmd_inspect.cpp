@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "graft/exec/kernel.hpp"
 #include "graft/graph/variables.hpp"
 #include "graft/tf/checkpoint.hpp"
 #include "graft/tf/graph_io.hpp"
@@ -102,14 +103,34 @@ std::vector<const graft::node*> likely_outputs(const graft::meta_graph& mg) {
     return r;
 }
 
-/// ops neither graft's table nor the library defines, with node counts (graph + function bodies).
+/// The ops `graft run` would refuse, with node counts (graph + function bodies): no CPU kernel is
+/// registered for them (an op the table lacks has none either). Calls of library functions
+/// (PartitionedCall, StatefulPartitionedCall, a function's own name) run by inlining, and _Arg /
+/// _Retval inside bodies become Identity nodes then; a kernel registered by the user counts.
 std::map<std::string, int> unknown_ops(const graft::graph& g) {
     std::map<std::string, int> r;
-    auto look = [&](const graft::node& n) {
-        if (!graft::op_registry::global().contains(n.op) && !g.library.find(n.op)) ++r[n.op];
+    auto& kernels = graft::exec::kernel_registry::global();
+    auto look = [&](const graft::node& n, bool in_body) {
+        if (g.library.find(n.op) || n.op == "PartitionedCall" || n.op == "StatefulPartitionedCall") return;
+        if (in_body && (n.op == "_Arg" || n.op == "_Retval")) return;
+        if (!kernels.find(n.op)) ++r[n.op];
     };
-    for (const auto& n : g) look(n);
-    for (auto& f : g.library.functions) for (auto& n : f.nodes) look(n);
+    for (const auto& n : g) look(n, false);
+    for (auto& f : g.library.functions) for (auto& n : f.nodes) look(n, true);
+    return r;
+}
+
+/// Ops of nodes placed on a GPU that have no GPU kernel there (they run on the CPU through soft
+/// placement), with node counts. Empty in a program without graft::cuda's kernel table.
+std::map<std::string, int> gpu_fallback_ops(const graft::graph& g) {
+    std::map<std::string, int> r;
+    auto& kernels = graft::exec::kernel_registry::global();
+    for (const auto& n : g) {
+        std::string d(n.device.view());
+        for (auto& ch : d) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (d.find("gpu") == std::string::npos) continue;
+        if (!kernels.find_entry(graft::device_kind::cuda, n.op)) ++r[n.op];
+    }
     return r;
 }
 
@@ -234,6 +255,12 @@ void inspect_graph(const options& o, graft::tf::file_format f) {
             j << (first ? "" : ",") << jstr(op) << ":" << count;
             first = false;
         }
+        j << "},\"gpu_fallback_ops\":{";
+        first = true;
+        for (auto& [op, count] : gpu_fallback_ops(g)) {
+            j << (first ? "" : ",") << jstr(op) << ":" << count;
+            first = false;
+        }
         j << "}";
         if (o.nodes) {
             j << ",\"node_list\":" << jarr(g, [](const graft::node& n) {
@@ -285,8 +312,12 @@ void inspect_graph(const options& o, graft::tf::file_format f) {
             }
         }
     }
-    std::cout << "ops graft cannot run yet: " << unknown.size() << "\n";
+    std::cout << "ops graft cannot run yet (no CPU kernel): " << unknown.size() << "\n";
     for (auto& [op, c] : unknown) std::cout << "    " << op << "  (" << c << " node" << (c == 1 ? "" : "s") << ")\n";
+    if (auto gpu = gpu_fallback_ops(g); !gpu.empty()) {
+        std::cout << "ops placed on a GPU without a GPU kernel (run on the CPU): " << gpu.size() << "\n";
+        for (auto& [op, c] : gpu) std::cout << "    " << op << "  (" << c << " node" << (c == 1 ? "" : "s") << ")\n";
+    }
     if (o.nodes) {
         std::cout << "nodes:\n";
         for (const auto& n : g) {

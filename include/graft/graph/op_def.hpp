@@ -9,7 +9,9 @@
 //   Name(arg, ...) [-> (arg, ...)] {; attr} {; flag}
 //   arg  = name ": " [N "*"] type-or-attr | name ": Ref(" ... ")"      (N = an int attr)
 //   attr = name ": " type [">=" min] ["=" default]   type = type|int|float|bool|string|shape|tensor|func|list(...)
-//   flag = stateful | commutative | aggregate
+//   flag = stateful | commutative | aggregate                       (TF's OpDef flags)
+//        | nograd | grad_missing | import_only | shape_preserving | random | fusable_activation
+//                                                                   (graft's traits, op_traits below)
 // A type-or-attr that names a declared attr of type `type` / `list(type)` is a type_attr /
 // type_list_attr; otherwise it is a dtype name (float, int32, string, resource, ...).
 #pragma once
@@ -51,6 +53,27 @@ struct attr_def {
     friend bool operator==(const attr_def&, const attr_def&) = default;
 };
 
+/// What graft's passes know about an op beyond TF's OpDef, written as flags on its spec line so
+/// every pass reads one table (never written to a GraphDef; not part of same_signature).
+struct op_traits {
+    /// Not differentiable: gradients stop here (tf.no_gradient); the consistency test asks every
+    /// op for a gradient rule or this mark.
+    bool nograd = false;
+    /// Differentiable in TF, but graft has no rule yet: gradients() through it is an error naming
+    /// the node (an explicit gap, listed in docs/OPS.md, instead of a silently missing rule).
+    bool grad_missing = false;
+    /// graft imports, edits and writes graphs holding it but has no kernel: `graft run` refuses
+    /// it before running (an explicit gap, listed in docs/OPS.md).
+    bool import_only = false;
+    /// Output 0 has the shape of input 0 (surgery's static shapes follow it).
+    bool shape_preserving = false;
+    /// Draws random numbers from its seed attrs (clone reseeds copies of initializers).
+    bool random = false;
+    /// An activation the executor fuses after MatMul/Conv2D + BiasAdd (_FusedMatMul/_FusedConv2D).
+    bool fusable_activation = false;
+    friend bool operator==(const op_traits&, const op_traits&) = default;
+};
+
 /// An op type (OpDef).
 struct op_def {
     std::string name;
@@ -61,6 +84,7 @@ struct op_def {
     std::string summary, description;
     bool is_commutative = false, is_aggregate = false, is_stateful = false;
     bool allows_uninitialized_input = false, is_distributed_communication = false;
+    op_traits traits;  ///< graft's own facts (spec flags); a decoded OpDef has none
     std::string extra;  ///< serialized OpDef fields graft does not model (deprecation, ...), verbatim
 
     /// The attr named `n`, or nullptr. Never throws.
@@ -243,6 +267,12 @@ inline op_def op_def::parse(std::string_view spec) {
             if (name == "stateful") d.is_stateful = true;
             else if (name == "commutative") d.is_commutative = true;
             else if (name == "aggregate") d.is_aggregate = true;
+            else if (name == "nograd") d.traits.nograd = true;
+            else if (name == "grad_missing") d.traits.grad_missing = true;
+            else if (name == "import_only") d.traits.import_only = true;
+            else if (name == "shape_preserving") d.traits.shape_preserving = true;
+            else if (name == "random") d.traits.random = true;
+            else if (name == "fusable_activation") d.traits.fusable_activation = true;
             else lx.fail(detail::cat("unknown flag '", name, "'"));
             continue;
         }

@@ -242,6 +242,14 @@ private:
     const op_registry* fallback_ = nullptr;
 };
 
+/// graft's traits of `op` (the flags on its line of the op table; op_def.hpp), or none for an op
+/// the table lacks. Read from the global table: a graph's own OpDefs carry no traits.
+/// Never throws (except bad_alloc on first use).
+inline op_traits traits_of(std::string_view op) {
+    auto* d = op_registry::global().find(op);
+    return d ? d->traits : op_traits{};
+}
+
 }  // namespace graft
 
 #include "graft/graph/op_table.hpp"

@@ -89,14 +89,8 @@ struct import_result {
 
 namespace detail {
 
-/// Ops whose output 0 has the shape of input 0.
-inline bool shape_preserving(std::string_view op) {
-    static const std::unordered_set<std::string_view> ops{
-        "Identity", "StopGradient", "Relu", "Relu6", "Elu", "Selu", "Sigmoid", "Tanh", "Softplus", "Softsign",
-        "Softmax", "LogSoftmax", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "BiasAdd", "Cast",
-        "LeakyRelu", "Floor", "Ceil", "Round", "Sign", "Reciprocal", "PreventGradient", "Snapshot", "CheckNumerics"};
-    return ops.count(op) != 0;
-}
+/// Ops whose output 0 has the shape of input 0 (`shape_preserving` on their line of the op table).
+inline bool shape_preserving(std::string_view op) { return traits_of(op).shape_preserving; }
 
 /// A cheap static shape of `e` in `g`: from attrs (Placeholder, Const, variables, _output_shapes)
 /// and a few shape rules (unary ops, broadcasting binaries, MatMul), following at most `depth`

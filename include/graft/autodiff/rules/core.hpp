@@ -1,6 +1,6 @@
-// graft/autodiff/rules/core.hpp — gradients of identities, AddN, variable reads and the ops no
-// gradient flows through (shape queries, comparisons, random ops, ...), mirroring
-// graft/exec/kernels/core.hpp.
+// graft/autodiff/rules/core.hpp — gradients of identities, AddN and variable reads, mirroring
+// graft/exec/kernels/core.hpp. The ops no gradient flows through (shape queries, comparisons,
+// random ops, ...) say so with `nograd` on their line of the op table (rules/all.hpp reads it).
 #pragma once
 
 #include "graft/autodiff/rules/support.hpp"
@@ -43,20 +43,6 @@ inline void register_core(gradient_registry& r) {
                "take the PreventGradient node off the path from the xs to the ys, or stop the gradient "
                "before it (StopGradient)");
     });
-
-    // No gradient flows through these (TF's ops.NotDifferentiable list for graft's kernels).
-    for (const char* op :
-         {"StopGradient", "Shape", "ShapeN", "Size", "Rank", "ZerosLike", "OnesLike", "Fill", "Range",
-          "ArgMax", "ArgMin", "OneHot", "Where", "BroadcastGradientArgs", "InvertPermutation", "Const",
-          "Placeholder", "PlaceholderV2", "VariableV2", "Variable", "VarHandleOp", "VarIsInitializedOp",
-          "IsVariableInitialized", "Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp",
-          "AssignSubVariableOp", "NoOp", "ControlTrigger", "RandomUniform", "RandomStandardNormal",
-          "TruncatedNormal", "RandomUniformInt", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
-          "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Any", "All", "FloorDiv", "Floor", "Ceil",
-          "Round", "Rint", "SaveV2", "RestoreV2", "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec",
-          "StringJoin", "Restore", "RestoreSlice", "DestroyResourceOp", "ConcatOffset"}) {
-        r.add_none(op);
-    }
 }
 
 }  // namespace graft::autodiff::rules

@@ -41,9 +41,8 @@ inline std::string fused_prefix(const node& n) {
     return s + " (session_options::fuse_ops = false runs them apart): ";
 }
 
-inline bool is_fusable_activation(std::string_view op) {
-    return op == "Relu" || op == "Relu6" || op == "Elu" || op == "LeakyRelu";
-}
+/// `fusable_activation` on the op's line of the op table (Relu, Relu6, Elu, LeakyRelu).
+inline bool is_fusable_activation(std::string_view op) { return traits_of(op).fusable_activation; }
 
 /// The remapper (session_options::fuse_ops): in `topo`, each MatMul / Conv2D (float32, on the
 /// CPU) whose only reader is a BiasAdd, and that BiasAdd's only reader an activation, become one

@@ -9,6 +9,13 @@
 #include "graft/exec/kernels/array.hpp"
 #include "graft/exec/kernels/nn.hpp"
 #include "graft/exec/kernels/checkpoint_ops.hpp"
+#include "graft/exec/kernels/tensor_array.hpp"
+#include "graft/exec/kernels/math_more.hpp"
+#include "graft/exec/kernels/array_more.hpp"
+#include "graft/exec/kernels/nn_more.hpp"
+#include "graft/exec/kernels/image.hpp"
+#include "graft/exec/kernels/linalg.hpp"
+#include "graft/exec/kernels/functional.hpp"
 
 namespace graft::exec {
 
@@ -20,6 +27,13 @@ inline void register_builtin(kernel_registry& r) {
     register_array(r);
     register_nn(r);
     register_checkpoint_ops(r);
+    register_tensor_array(r);
+    register_math_more(r);
+    register_array_more(r);
+    register_nn_more(r);
+    register_image(r);
+    register_linalg(r);
+    register_functional(r);
 }
 }  // namespace kernels
 

@@ -11,11 +11,8 @@
 namespace graft::surgery {
 namespace clone_detail {
 
-inline bool is_random_op(std::string_view op) {
-    return op == "RandomUniform" || op == "RandomStandardNormal" || op == "TruncatedNormal" ||
-           op == "RandomUniformInt" || op == "RandomGamma" || op == "RandomPoisson" || op == "RandomPoissonV2" ||
-           op == "Multinomial" || op == "RandomShuffle" || op == "ParameterizedTruncatedNormal";
-}
+/// Random ops (`random` on their line of the op table): clone reseeds copied initializers.
+inline bool is_random_op(std::string_view op) { return traits_of(op).random; }
 
 /// Stateful ops a copy may hold: random ops (copied), variable reads and the variables themselves.
 inline bool stateful_ok(std::string_view op) {

@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/image.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_image(kernel_registry& r) { register_image(r); }
+}  // namespace graft::exec::kernels
