@@ -1,7 +1,9 @@
 // `graft run MODEL` — execute a graph file, MetaGraph or SavedModel with feeds from .npy files or
 // inline lists, print the fetched tensors and write them as .npy.
 #include <chrono>
+#include <cctype>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include "commands.hpp"
@@ -15,45 +17,115 @@ struct run_args {
     std::string model, ckpt, signature, out_dir, labels;
     std::vector<std::string> feeds, fetches, targets, tags;
     int repeat = 1;
+    bool init = false;
 };
 
-// "x=@file.npy" or "x=[1,2,5]" (float32) or "x=3" (float32 scalar); an int literal list with a
-// trailing ":int32"/":int64" picks that dtype: "n=[1,2]:int32"; "p=some/text:string" is a scalar
-// string (e.g. a checkpoint prefix for a Saver's save/Const).
+// A nested list literal "[[1,2],[3,4]]" (or a scalar "3"): its leaves as text and its shape.
+// Throws invalid_argument_error naming the feed for ragged or unbalanced brackets.
+struct literal {
+    std::vector<std::string> leaves;
+    std::vector<std::int64_t> dims;
+};
+
+literal parse_literal(const std::string& name, const std::string& text) {
+    literal r;
+    std::size_t i = 0;
+    auto fail = [&](const std::string& why) -> void {
+        throw graft::invalid_argument_error("--feed " + name + ": " + why + " in '" + text + "'", {},
+                                            "write a nested list of equal-length rows, e.g. [[1,2],[3,4]]");
+    };
+    auto skip = [&] { while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i; };
+    // Parses one element at depth `d`; records the length of each depth's lists and checks it.
+    std::function<void(std::size_t)> element = [&](std::size_t d) {
+        skip();
+        if (i < text.size() && text[i] == '[') {
+            ++i;
+            std::int64_t n = 0;
+            skip();
+            if (i < text.size() && text[i] == ']') {
+                ++i;
+            } else {
+                for (;;) {
+                    element(d + 1);
+                    ++n;
+                    skip();
+                    if (i < text.size() && text[i] == ',') { ++i; continue; }
+                    if (i < text.size() && text[i] == ']') { ++i; break; }
+                    fail("expected ',' or ']' at offset " + std::to_string(i));
+                }
+            }
+            if (r.dims.size() <= d) r.dims.resize(d + 1, -1);
+            if (r.dims[d] == -1) r.dims[d] = n;
+            else if (r.dims[d] != n) fail("rows of different lengths (" + std::to_string(r.dims[d]) + " and " +
+                                          std::to_string(n) + ") at depth " + std::to_string(d));
+            return;
+        }
+        std::size_t b = i;
+        bool quoted = i < text.size() && (text[i] == '"' || text[i] == '\'');
+        if (quoted) {
+            char q = text[i++];
+            while (i < text.size() && text[i] != q) ++i;
+            if (i >= text.size()) fail("unterminated string");
+            r.leaves.push_back(text.substr(b + 1, i - b - 1));
+            ++i;
+        } else {
+            while (i < text.size() && text[i] != ',' && text[i] != ']') ++i;
+            auto tok = text.substr(b, i - b);
+            while (!tok.empty() && std::isspace(static_cast<unsigned char>(tok.back()))) tok.pop_back();
+            if (tok.empty()) fail("an empty value at offset " + std::to_string(b));
+            r.leaves.push_back(tok);
+        }
+        if (r.dims.size() > d) fail("a value where a list was expected at depth " + std::to_string(d));
+    };
+    element(0);
+    skip();
+    if (i != text.size()) fail("unexpected text at offset " + std::to_string(i));
+    std::int64_t n = 1;
+    for (auto& x : r.dims) {
+        if (x < 0) x = 0;
+        n *= x;
+    }
+    if (n != static_cast<std::int64_t>(r.leaves.size())) fail("rows of different depths");
+    return r;
+}
+
+// "x=@file.npy", "x=[[1,2],[3,4]]" (float32, any nesting), "x=3" (a float32 scalar); a trailing
+// ":dtype" picks the dtype: "n=[1,2]:int32", "flag=true:bool" (true/false/1/0), "s=[a,\"b c\"]:string",
+// "p=some/text:string" (a scalar string, e.g. a checkpoint prefix for a Saver's save/Const).
 std::pair<std::string, graft::tensor> parse_feed(const std::string& spec) {
     auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) {
         throw graft::invalid_argument_error("--feed '" + spec + "' is not NAME=@file.npy or NAME=[values]", {},
-                                            "write e.g. --feed x=@x.npy or --feed x=[1,2,5]");
+                                            "write e.g. --feed x=@x.npy or --feed x=[[1,2],[3,4]]");
     }
     std::string name = spec.substr(0, eq), val = spec.substr(eq + 1);
     if (!val.empty() && val[0] == '@') return {name, graft::read_npy(val.substr(1))};
-    if (val.size() >= 7 && val.compare(val.size() - 7, 7, ":string") == 0) {
-        return {name, graft::tensor::scalar_of(val.substr(0, val.size() - 7))};
-    }
     graft::dtype t = graft::dtype::float32;
     if (auto colon = val.rfind(':'); colon != std::string::npos &&
-        (val.find(']') == std::string::npos || val.find(']') < colon)) {
+        (val.rfind(']') == std::string::npos || val.rfind(']') < colon)) {
         t = graft::parse_dtype(val.substr(colon + 1));
         val = val.substr(0, colon);
     }
-    bool list = !val.empty() && val.front() == '[';
-    std::string body = list ? val.substr(1, val.size() - 2) : val;
+    if (t == graft::dtype::string && (val.empty() || val.front() != '[')) return {name, graft::tensor::scalar_of(val)};
+    auto lit = parse_literal(name, val);
+    graft::shape s(lit.dims);
+    if (t == graft::dtype::string) return {name, graft::tensor::from_vector<std::string>(s, lit.leaves)};
     std::vector<double> nums;
-    std::size_t i = 0;
-    while (i < body.size()) {
-        auto j = body.find(',', i);
-        if (j == std::string::npos) j = body.size();
-        auto tok = body.substr(i, j - i);
-        if (!tok.empty()) {
-            try { nums.push_back(std::stod(tok)); } catch (...) {
-                throw graft::invalid_argument_error("--feed " + name + ": '" + tok + "' is not a number");
+    nums.reserve(lit.leaves.size());
+    for (const auto& tok : lit.leaves) {
+        if (tok == "true" || tok == "True") nums.push_back(1);
+        else if (tok == "false" || tok == "False") nums.push_back(0);
+        else {
+            try {
+                std::size_t used = 0;
+                nums.push_back(std::stod(tok, &used));
+                if (used != tok.size()) throw std::invalid_argument(tok);
+            } catch (...) {
+                throw graft::invalid_argument_error("--feed " + name + ": '" + tok + "' is not a number", {},
+                                                    "append :string for text values");
             }
         }
-        i = j + 1;
     }
-    graft::shape s = list ? graft::shape{static_cast<std::int64_t>(nums.size())} : graft::shape{};
-    if (!list && nums.size() != 1) throw graft::invalid_argument_error("--feed " + name + ": expected one number");
     auto d = graft::tensor::from_vector<double>(s, nums);
     return {name, graft::cast(d, t)};
 }
@@ -90,9 +162,23 @@ void run_model(const run_args& a) {
         if (!rep.missing_in_checkpoint.empty()) std::cout << " (" << rep.missing_in_checkpoint.size() << " not in it)";
         std::cout << "\n";
     }
+    if (a.init) {
+        // What tf.compat.v1.global_variables_initializer() builds: every variable's initializer.
+        std::vector<std::string> inits;
+        for (const auto& v : m.variables) {
+            if (!v.initializer_name.empty()) inits.push_back(v.initializer_name);
+        }
+        if (inits.empty()) {
+            throw graft::not_found_error("--init: the graph records no variable initializers", graft::location::in_file(a.model),
+                                         "its variables collections are empty: run its own init op with --target");
+        }
+        runner.run({}, {}, inits);
+        std::cout << "initialized " << inits.size() << " variables\n";
+    }
     graft::exec::session::feed_list feeds;
     for (auto& f : a.feeds) feeds.push_back(parse_feed(f));
     std::vector<std::string> fetches = a.fetches;
+    if (fetches.empty() && a.targets.empty() && a.init) return;
     if (fetches.empty() && a.targets.empty()) {
         for (auto& [k, _] : runner.outputs()) fetches.push_back(k);
         if (fetches.empty()) {
@@ -124,9 +210,11 @@ void add_run(CLI::App& app) {
     cmd->add_option("model", a.model, "Graph file (.pb/.pbtxt/.meta) or SavedModel directory")->required();
     cmd->add_option("--ckpt", a.ckpt, "Checkpoint prefix to restore variables from first");
     cmd->add_option("--signature", a.signature, "SavedModel signature key (feeds/fetches may then use its keys)");
-    cmd->add_option("--feed", a.feeds, "NAME=@file.npy or NAME=[1,2,5] (float32; append :int32 etc. for another dtype)");
+    cmd->add_option("--feed", a.feeds,
+                    "NAME=@file.npy, NAME=[[1,2],[3,4]] (float32; append :int32, :bool, :string... for another dtype)");
     cmd->add_option("--fetch", a.fetches, "Tensor to fetch (name:index or signature output key)");
     cmd->add_option("--target", a.targets, "Op to run for its effect (e.g. init, train)");
+    cmd->add_flag("--init", a.init, "Run every variable's initializer first (for graphs without an init op)");
     cmd->add_option("--tag", a.tags, "SavedModel MetaGraph tag (default serve)");
     cmd->add_option("--out", a.out_dir, "Folder to write each fetched tensor as <name>.npy");
     cmd->add_option("--labels", a.labels, "Class labels .npy: print the argmax accuracy of the first fetch");
