@@ -46,6 +46,9 @@ target_include_directories(graft_tf PUBLIC
   $<BUILD_INTERFACE:${GRAFT_PROTO_OUT}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(graft_tf PUBLIC graft protobuf::libprotobuf Snappy::snappy)
+# The op table and the gradient rules are compiled in (src/tf/op_table.cpp, gradient_rules.cpp):
+# graft::tf's users see their declarations only.
+target_compile_definitions(graft_tf PUBLIC GRAFT_OP_TABLE_COMPILED GRAFT_GRADIENT_RULES_COMPILED)
 graft_warnings_for(graft_tf)
 install(DIRECTORY ${GRAFT_PROTO_OUT}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.pb.h")
 set(GRAFT_HAVE_TF 1)

@@ -609,6 +609,7 @@ void encode_library(std::string& o, const function_library& lib) {
 
 void decode_graph(reader r, graph& g) {
     g.has_versions = false;
+    g.has_library = false;
     attr_cache cache;
     {
         reader pre = r;
@@ -658,7 +659,11 @@ void decode_graph(reader r, graph& g) {
                 prev = added;
                 break;
             }
-            case 2: r.expect(t, len, k); decode_library(r.sub("FunctionDefLibrary"), g.library); break;
+            case 2:
+                r.expect(t, len, k);
+                g.has_library = true;
+                decode_library(r.sub("FunctionDefLibrary"), g.library);
+                break;
             case 3: r.expect(t, varint, k); g.legacy_version = static_cast<std::int32_t>(r.get_varint()); break;
             case 4: {
                 r.expect(t, len, k);
@@ -689,7 +694,7 @@ void encode_graph(std::string& o, const graph& g) {
         encode_node(buf, n);
         put_bytes(o, 1, buf);
     }
-    if (!g.library.empty()) put_message(o, 2, [&](std::string& b) { encode_library(b, g.library); });
+    if (g.has_library || !g.library.empty()) put_message(o, 2, [&](std::string& b) { encode_library(b, g.library); });
     put_int(o, 3, g.legacy_version);
     bool versions_set = g.versions.producer || g.versions.min_consumer || !g.versions.bad_consumers.empty();
     if (g.has_versions || versions_set) put_message(o, 4, [&](std::string& v) {

@@ -17,6 +17,10 @@ void register_builtin_nn_more(kernel_registry& r);
 void register_builtin_image(kernel_registry& r);
 void register_builtin_linalg(kernel_registry& r);
 void register_builtin_functional(kernel_registry& r);
+void register_builtin_indexing(kernel_registry& r);
+void register_builtin_clustering(kernel_registry& r);
+void register_builtin_summary(kernel_registry& r);
+void register_builtin_parsing(kernel_registry& r);
 }  // namespace graft::exec::kernels
 
 namespace graft::exec {
@@ -36,6 +40,10 @@ kernel_registry& kernel_registry::global() {
         kernels::register_builtin_image(*reg);
         kernels::register_builtin_linalg(*reg);
         kernels::register_builtin_functional(*reg);
+        kernels::register_builtin_indexing(*reg);
+        kernels::register_builtin_clustering(*reg);
+        kernels::register_builtin_summary(*reg);
+        kernels::register_builtin_parsing(*reg);
         return reg;
     }();
     return *r;

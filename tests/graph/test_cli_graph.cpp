@@ -23,7 +23,7 @@ TEST_CASE("cli: graft inspect on a TF1 MetaGraph, a TF2 SavedModel and a checkpo
     CHECK(out.find("serving_default  (tensorflow/serving/predict)") != std::string::npos);
     CHECK(out.find("in  x: serving_default_x:0  float32[1]") != std::string::npos);
     CHECK(out.find("a  float32[]  trainable  resource  key=a/.ATTRIBUTES/VARIABLE_VALUE") != std::string::npos);
-    CHECK(out.find("ParseExampleV2  (3 nodes)") != std::string::npos);  // in the function library
+    CHECK(out.find("ops graft cannot run yet (no CPU kernel): 0") != std::string::npos);  // ParseExampleV2 runs
     CHECK(out.find("MISSING") == std::string::npos);
 
     REQUIRE(run_command(std::string(GRAFT_CLI) + " inspect " + fixture("mnist-softmax/model_names.ckpt").string(), out) == 0);
@@ -33,8 +33,10 @@ TEST_CASE("cli: graft inspect on a TF1 MetaGraph, a TF2 SavedModel and a checkpo
     REQUIRE(run_command(std::string(GRAFT_CLI) + " inspect --nodes " + fixture("tf-rust/addition/model.pb").string(), out) == 0);
     CHECK(out.find("z  AddV2  x  y") != std::string::npos);
     CHECK(out.find("likely outputs (nothing consumes them): 1\n    z  (AddV2)") != std::string::npos);
-    REQUIRE(run_command(std::string(GRAFT_CLI) + " inspect " + fixture("tfnet-graphs/kmeans.meta").string(), out) == 0);
-    CHECK(out.find("ops graft cannot run yet: 1\n    NearestNeighbors  (1 node)") != std::string::npos);
+    // an Estimator's input queues have no kernel yet: inspect lists them with their node counts
+    REQUIRE(run_command(std::string(GRAFT_CLI) + " inspect " + fixture("mnist-convnet/model.ckpt-1.meta").string(), out) == 0);
+    CHECK(out.find("ops graft cannot run yet (no CPU kernel): ") != std::string::npos);
+    CHECK(out.find("    QueueDequeueManyV2  (1 node)") != std::string::npos);
 
     CHECK(run_command(std::string(GRAFT_CLI) + " inspect /nonexistent.pb", out) == 1);
     CHECK(out.find("graft: error:") != std::string::npos);

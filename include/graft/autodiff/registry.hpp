@@ -19,18 +19,19 @@
 #include <utility>
 
 #include "graft/autodiff/rule.hpp"
+
+// graft::tf compiles the built-in rules once (src/tf/gradient_rules.cpp) and tells the programs that
+// link it with GRAFT_GRADIENT_RULES_COMPILED, so a new rule recompiles one file; a program without
+// graft::tf gets them inline from here.
+#ifndef GRAFT_GRADIENT_RULES_COMPILED
 #include "graft/autodiff/rules/all.hpp"
+#endif
 
 namespace graft::autodiff {
 
-inline gradient_registry& gradient_registry::global() {
-    static gradient_registry r = [] {
-        gradient_registry g;
-        rules::register_all(g);
-        return g;
-    }();
-    return r;
-}
+#ifndef GRAFT_GRADIENT_RULES_COMPILED
+inline gradient_registry& gradient_registry::global() { return rules::builtin_registry(); }
+#endif
 
 /// Registers the gradient rule of `op` in the global registry (replacing graft's own, if any).
 inline void register_gradient(std::string op, gradient_fn fn) { gradient_registry::global().add(std::move(op), std::move(fn)); }

@@ -62,6 +62,7 @@ public:
     bool has_versions = true;         ///< GraphDef.versions present (very old files lack it)
     std::int32_t legacy_version = 0;  ///< GraphDef.version (deprecated field 3), kept for round trips
     function_library library;
+    bool has_library = false;          ///< GraphDef.library present even when empty (frozen graphs write `library {}`)
     std::string debug_info;            ///< serialized GraphDebugInfo, verbatim
     std::string extra_fields;          ///< unmodelled GraphDef fields, verbatim
 
@@ -76,6 +77,7 @@ public:
         has_versions = o.has_versions;
         legacy_version = o.legacy_version;
         library = std::move(o.library);
+        has_library = o.has_library;
         debug_info = std::move(o.debug_info);
         extra_fields = std::move(o.extra_fields);
         chunks_ = std::move(o.chunks_);

@@ -2,6 +2,9 @@
 // inputs, outputs and the attrs (with TensorFlow's defaults) that decide output counts and dtypes.
 // Included by op_registry.hpp; op_registry::global() parses it once on first use.
 //
+// graft::tf compiles it once (src/tf/op_table.cpp); programs without graft::tf get it inline
+// through op_registry.hpp.
+//
 // It lists the ops graft means to run. Ops a MetaGraph declares in its stripped_op_list are known
 // for that graph even when they are not here.
 #pragma once
@@ -16,10 +19,18 @@
 #include "graft/graph/op_specs/image.hpp"
 #include "graft/graph/op_specs/linalg.hpp"
 #include "graft/graph/op_specs/functional.hpp"
+#include "graft/graph/op_specs/indexing.hpp"
+#include "graft/graph/op_specs/clustering.hpp"
+#include "graft/graph/op_specs/summary.hpp"
+#include "graft/graph/op_specs/parsing.hpp"
+
+#ifndef GRAFT_OP_TABLE_LINKAGE
+#define GRAFT_OP_TABLE_LINKAGE inline  // src/tf/op_table.cpp defines it empty: one definition there
+#endif
 
 namespace graft::detail {
 
-inline const std::vector<std::string>& builtin_op_specs() {
+GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
     static const std::vector<std::string> specs = [] {
         std::vector<std::string> s = {
             // ---- sources, identity, control
@@ -39,7 +50,7 @@ inline const std::vector<std::string>& builtin_op_specs() {
             "debug_urls: list(string) = []; gated_grpc: bool = false; shape_preserving; stateful",
             "RefIdentity(input: Ref(T)) -> (output: Ref(T)); T: type; shape_preserving",
             "CheckNumerics(tensor: T) -> (output: T); T: type; message: string; shape_preserving",
-            "Assert(condition: bool, data: T); T: list(type) >= 1; summarize: int = 3; stateful",
+            "Assert(condition: bool, data: T); T: list(type) >= 1; summarize: int = 3; stateful; nograd",
             "Print(input: T, data: U) -> (output: T); T: type; U: list(type) >= 0; message: string = \"\"; "
             "first_n: int = -1; summarize: int = 3; stateful",
             // ---- shapes and layout
@@ -161,6 +172,8 @@ inline const std::vector<std::string>& builtin_op_specs() {
         s.push_back("AvgPoolGrad(orig_input_shape: int32, grad: T) -> (output: T); T: type" + pool);
         s.push_back("MaxPoolV2(input: T, ksize: int32, strides: int32) -> (output: T); T: type = float; "
                     "padding: string; data_format: string = \"NHWC\"");
+        s.push_back("MaxPoolGradV2(orig_input: T, orig_output: T, grad: T, ksize: int32, strides: int32) -> "
+                    "(output: T); padding: string; data_format: string = \"NHWC\"; T: type = float; grad_missing");
         // batch norm: V1 all T; V2/V3 statistics in U; V3 has a sixth output
         const std::string bn = "; epsilon: float = 0.0001; exponential_avg_factor: float = 1; "
                                "data_format: string = \"NHWC\"; is_training: bool = true";
@@ -294,7 +307,7 @@ inline const std::vector<std::string>& builtin_op_specs() {
         }
         s.push_back("VarIsInitializedOp(resource: resource) -> (is_initialized: bool); stateful; nograd");
         s.push_back("DestroyResourceOp(resource: resource); ignore_lookup_error: bool = true; stateful; nograd");
-        s.push_back("DisableCopyOnRead(resource: resource); stateful");
+        s.push_back("DisableCopyOnRead(resource: resource); stateful; nograd");
         s.push_back("ResourceGather(resource: resource, indices: Tindices) -> (output: dtype); batch_dims: int = 0; "
                     "validate_indices: bool = true; dtype: type; Tindices: type; stateful");
         const std::string rlock = "; T: type; use_locking: bool = false; stateful; nograd";
@@ -340,9 +353,9 @@ inline const std::vector<std::string>& builtin_op_specs() {
                     "dtypes: list(type) >= 1; stateful; nograd");
         s.push_back("MergeV2Checkpoints(checkpoint_prefixes: string, destination_prefix: string); "
                     "delete_old_dirs: bool = true; allow_missing_files: bool = false; stateful; nograd");
-        s.push_back("Save(filename: string, tensor_names: string, data: T); T: list(type) >= 1; stateful");
+        s.push_back("Save(filename: string, tensor_names: string, data: T); T: list(type) >= 1; stateful; nograd; import_only");
         s.push_back("SaveSlices(filename: string, tensor_names: string, shapes_and_slices: string, data: T); "
-                    "T: list(type) >= 1; stateful");
+                    "T: list(type) >= 1; stateful; nograd; import_only");
         s.push_back("Restore(file_pattern: string, tensor_name: string) -> (tensor: dt); dt: type; "
                     "preferred_shard: int = -1; stateful; nograd");
         s.push_back("RestoreSlice(file_pattern: string, tensor_name: string, shape_and_slice: string) -> "
@@ -350,7 +363,7 @@ inline const std::vector<std::string>& builtin_op_specs() {
         s.push_back("ShardedFilename(basename: string, shard: int32, num_shards: int32) -> (filename: string); nograd");
         s.push_back("ShardedFilespec(basename: string, num_shards: int32) -> (filename: string); nograd");
         s.push_back("StringJoin(inputs: N * string) -> (output: string); N: int >= 0; separator: string = \"\"; nograd");
-        s.push_back("StaticRegexFullMatch(input: string) -> (output: bool); pattern: string");
+        s.push_back("StaticRegexFullMatch(input: string) -> (output: bool); pattern: string; nograd");
 
         // function calls
         const std::string call = "(args: Tin) -> (output: Tout); Tin: list(type) >= 0; Tout: list(type) >= 0; "
@@ -369,6 +382,10 @@ inline const std::vector<std::string>& builtin_op_specs() {
         image_op_specs(s);
         linalg_op_specs(s);
         functional_op_specs(s);
+        indexing_op_specs(s);
+        clustering_op_specs(s);
+        summary_op_specs(s);
+        parsing_op_specs(s);
         return s;
     }();
     return specs;

@@ -29,6 +29,10 @@
 #include "graft/core/config.hpp"
 
 #include <array>
+#include <vector>
+#include <string>
+#include <limits>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -38,6 +42,7 @@
 #include "graft/core/error.hpp"
 #include "graft/core/half.hpp"
 #include "graft/core/tensor.hpp"
+#include "graft/core/tensor_util.hpp"
 #include "graft/ops/nn_util.hpp"
 
 namespace graft::ops {
@@ -434,6 +439,89 @@ inline tensor stateless_truncated_normal(const shape& s, const tensor& seed, dty
 inline tensor stateless_random_uniform_int(const shape& s, const tensor& seed, const tensor& minval, const tensor& maxval) {
     auto g = nn_detail::stateless_seed("StatelessRandomUniformInt", seed);
     return random_uniform_int(s, minval, maxval, g);
+}
+
+/// RandomShuffle as TF's CPU kernel (random_shuffle_op.cc): the first dimension permuted by a
+/// Fisher-Yates pass that swaps element i with i + (u32 % (n - i)), one 32-bit Philox sample per
+/// step (n - 1 samples reserved per run); a tensor of <= 1 element or first dim <= 1 is returned as
+/// is. Any dtype. Throws invalid_argument_error for a scalar.
+inline tensor random_shuffle(const tensor& x, guarded_philox& gen) {
+    if (!x.valid()) throw invalid_argument_error("RandomShuffle: value is not a valid tensor");
+    if (x.num_elements() <= 1 || x.rank() == 0 || x.shape().dim(0) <= 1) return x;
+    const std::int64_t n = x.shape().dim(0);
+    const std::int64_t samples = n - 1;
+    nn_detail::single_sample s{gen.reserve_samples128(static_cast<std::uint64_t>((samples + 3) / 4))};
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
+    for (std::int64_t i = 0; i + 1 < n; ++i) {
+        const std::int64_t j = i + static_cast<std::int64_t>(s() % static_cast<std::uint32_t>(n - i));
+        std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
+    }
+    tensor out(x.type(), x.shape());
+    const std::int64_t row = x.num_elements() / n;
+    if (x.type() == dtype::string) {
+        const auto* in = x.data<std::string>();
+        auto* o = out.data<std::string>();
+        for (std::int64_t i = 0; i < n; ++i)
+            for (std::int64_t k = 0; k < row; ++k) o[i * row + k] = in[perm[static_cast<std::size_t>(i)] * row + k];
+        return out;
+    }
+    const std::size_t bytes = static_cast<std::size_t>(row) * dtype_size(x.type());
+    const auto* in = static_cast<const char*>(x.raw_data());
+    auto* o = static_cast<char*>(out.raw_data());
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::memcpy(o + static_cast<std::size_t>(i) * bytes, in + static_cast<std::size_t>(perm[static_cast<std::size_t>(i)]) * bytes, bytes);
+    }
+    return out;
+}
+
+/// Multinomial as TF's CPU kernel (multinomial_op.cc): per row, an unnormalized CDF of
+/// exp(logit - max finite logit) in float64 over the finite logits, and each sample the first class
+/// whose CDF exceeds RandDouble() * total (two 32-bit Philox samples per draw, rows in order from one
+/// stream). Reserves batch * ceil4(num_samples) * 2 * 256 samples per run. logits float32/float64
+/// [batch, classes]; out_type int32 or int64. Throws invalid_argument_error for other shapes/dtypes.
+inline tensor multinomial(const tensor& logits, const tensor& num_samples_t, dtype out_type, guarded_philox& gen) {
+    const char* op = "Multinomial";
+    if (!logits.valid() || logits.rank() != 2) {
+        throw invalid_argument_error(detail::cat(op, ": logits should be a matrix, got ", logits.valid() ? logits.describe() : "nothing"));
+    }
+    if (num_samples_t.rank() != 0 || (num_samples_t.type() != dtype::int32 && num_samples_t.type() != dtype::int64)) {
+        throw invalid_argument_error(detail::cat(op, ": num_samples should be an int32 scalar, got ", num_samples_t.describe()));
+    }
+    const std::int64_t ns = num_samples_t.type() == dtype::int32 ? *num_samples_t.data<std::int32_t>()
+                                                                   : *num_samples_t.data<std::int64_t>();
+    if (ns < 0) throw invalid_argument_error(detail::cat(op, ": num_samples should be non-negative, got ", ns));
+    if (out_type != dtype::int32 && out_type != dtype::int64) {
+        throw invalid_argument_error(detail::cat(op, ": output_dtype must be int32 or int64, given ", dtype_name(out_type)));
+    }
+    const std::int64_t batch = logits.shape().dim(0), classes = logits.shape().dim(1);
+    if (classes <= 0) throw invalid_argument_error(detail::cat(op, ": num_classes should be positive, got ", classes));
+    if (!is_floating(logits.type())) throw invalid_argument_error(detail::cat(op, ": logits must be floating point, given ", logits.describe()));
+    tensor l = logits.type() == dtype::float64 ? logits : cast(logits, dtype::float64);
+    tensor out(out_type, shape{batch, ns});
+    if (batch * ns == 0) return out;
+    const std::int64_t ceil4 = (ns + 3) / 4 * 4 * 2;
+    nn_detail::single_sample s{gen.reserve_random_outputs(batch * ceil4, 256)};
+    std::vector<double> cdf(static_cast<std::size_t>(classes));
+    const double* lp = l.data<double>();
+    for (std::int64_t b = 0; b < batch; ++b) {
+        const double* row = lp + b * classes;
+        double mx = std::numeric_limits<double>::lowest();
+        for (std::int64_t j = 0; j < classes; ++j) if (std::isfinite(row[j])) mx = std::max(mx, row[j]);
+        double total = 0;
+        for (std::int64_t j = 0; j < classes; ++j) {
+            if (std::isfinite(row[j])) total += std::exp(row[j] - mx);
+            cdf[static_cast<std::size_t>(j)] = total;
+        }
+        for (std::int64_t j = 0; j < ns; ++j) {
+            const std::uint32_t x0 = s(), x1 = s();
+            const double to_find = nn_detail::uint64_to_double(x0, x1) * total;
+            auto k = std::upper_bound(cdf.begin(), cdf.end(), to_find) - cdf.begin();
+            if (out_type == dtype::int32) out.data<std::int32_t>()[b * ns + j] = static_cast<std::int32_t>(k);
+            else out.data<std::int64_t>()[b * ns + j] = k;
+        }
+    }
+    return out;
 }
 
 }  // namespace graft::ops

@@ -10,6 +10,7 @@
 
 #include "graft/core/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -33,6 +34,10 @@ struct adam_params {
 /// Attributes of ApplyAdagrad / ApplyAdagradV2.
 struct adagrad_params {
     bool update_slots = true;
+};
+/// Attributes of ApplyFtrl.
+struct ftrl_params {
+    bool multiply_linear_by_lr = false;
 };
 
 namespace nn_detail {
@@ -202,6 +207,98 @@ inline tensor apply_adagrad_v2(const tensor& var, const tensor& accum, const ten
         const auto& d = cpu_device();
         if (p.update_slots) a.device(d) += g.square();
         var.flat<T>().device(d) -= g * l / (a.sqrt() + eps);
+    });
+    return var;
+}
+
+/// ApplyAdadelta: accum = rho accum + (1 - rho) g^2; update = sqrt(accum_update + eps) /
+/// sqrt(accum + eps) * g; accum_update = rho accum_update + (1 - rho) update^2; var -= lr * update.
+/// Throws on mismatched shapes or dtypes.
+inline tensor apply_adadelta(const tensor& var, const tensor& accum, const tensor& accum_update, const tensor& lr,
+                             const tensor& rho, const tensor& epsilon, const tensor& grad) {
+    nn_detail::check_apply("ApplyAdadelta", var, {{"accum", &accum}, {"accum_update", &accum_update}, {"grad", &grad}},
+                           {{"lr", &lr}, {"rho", &rho}, {"epsilon", &epsilon}});
+    nn_detail::with_flat(var, [&](auto tag) {
+        using T = decltype(tag);
+        const T l = nn_detail::scalar_value<T>(lr), r = nn_detail::scalar_value<T>(rho),
+                eps = nn_detail::scalar_value<T>(epsilon);
+        auto a = accum.flat<T>();
+        auto au = accum_update.flat<T>();
+        const auto g = grad.flat<T>();
+        auto v = var.flat<T>();
+        const T* gp = g.data();
+        T* ap = a.data();
+        T* aup = au.data();
+        T* vp = v.data();
+        nn_detail::parallel_for(var.num_elements(), 4096, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t i = b; i < e; ++i) {
+                ap[i] = ap[i] * r + gp[i] * gp[i] * (T(1) - r);
+                const T update = std::sqrt(aup[i] + eps) / std::sqrt(ap[i] + eps) * gp[i];
+                aup[i] = aup[i] * r + update * update * (T(1) - r);
+                vp[i] -= update * l;
+            }
+        });
+    });
+    return var;
+}
+
+/// ApplyFtrl (FTRL-proximal, TF's FtrlCompute without l2 shrinkage): new_accum = accum + g^2;
+/// linear += g - (new_accum^-p - accum^-p) / lr * var (with multiply_linear_by_lr: g lr - (...) var);
+/// var = (clamp(linear, -l1, l1) - linear) / quadratic, quadratic = new_accum^-p / lr + 2 l2 (times lr
+/// folded in with multiply_linear_by_lr); p = lr_power (-0.5 uses sqrt). Throws on mismatched shapes
+/// or dtypes.
+inline tensor apply_ftrl(const tensor& var, const tensor& accum, const tensor& linear, const tensor& grad,
+                         const tensor& lr, const tensor& l1, const tensor& l2, const tensor& lr_power,
+                         const ftrl_params& p = {}) {
+    nn_detail::check_apply("ApplyFtrl", var, {{"accum", &accum}, {"linear", &linear}, {"grad", &grad}},
+                           {{"lr", &lr}, {"l1", &l1}, {"l2", &l2}, {"lr_power", &lr_power}});
+    nn_detail::with_flat(var, [&](auto tag) {
+        using T = decltype(tag);
+        const T lrv = nn_detail::scalar_value<T>(lr), l1v = nn_detail::scalar_value<T>(l1),
+                l2v = nn_detail::scalar_value<T>(l2), pw = nn_detail::scalar_value<T>(lr_power);
+        T* vp = var.flat<T>().data();
+        T* ap = accum.flat<T>().data();
+        T* lp = linear.flat<T>().data();
+        const T* gp = grad.flat<T>().data();
+        auto powm = [pw](T x) { return pw == T(-0.5) ? std::sqrt(x) : std::pow(x, -pw); };
+        nn_detail::parallel_for(var.num_elements(), 2048, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t i = b; i < e; ++i) {
+                const T g = gp[i], new_accum = ap[i] + g * g;
+                const T delta = powm(new_accum) - powm(ap[i]);
+                T quadratic, l1_lim;
+                if (p.multiply_linear_by_lr) {
+                    lp[i] += g * lrv - delta * vp[i];
+                    quadratic = powm(new_accum) + T(2) * l2v * lrv;
+                    l1_lim = l1v * lrv;
+                } else {
+                    lp[i] += g - delta / lrv * vp[i];
+                    quadratic = powm(new_accum) / lrv + T(2) * l2v;
+                    l1_lim = l1v;
+                }
+                const T adj = std::min(std::max(lp[i], -l1_lim), l1_lim);
+                vp[i] = (adj - lp[i]) / quadratic;
+                ap[i] = new_accum;
+            }
+        });
+    });
+    return var;
+}
+
+/// ResourceApplyKerasMomentum: accum = momentum accum - lr g; var += accum (Nesterov: var +=
+/// momentum accum - lr g). Throws on mismatched shapes or dtypes.
+inline tensor apply_keras_momentum(const tensor& var, const tensor& accum, const tensor& lr, const tensor& grad,
+                                   const tensor& momentum, const momentum_params& p = {}) {
+    nn_detail::check_apply("ResourceApplyKerasMomentum", var, {{"accum", &accum}, {"grad", &grad}},
+                           {{"lr", &lr}, {"momentum", &momentum}});
+    nn_detail::with_flat(var, [&](auto tag) {
+        using T = decltype(tag);
+        const T l = nn_detail::scalar_value<T>(lr), m = nn_detail::scalar_value<T>(momentum);
+        auto a = accum.flat<T>();
+        const auto g = grad.flat<T>();
+        const auto& d = cpu_device();
+        a.device(d) = a * m - g * l;
+        if (p.use_nesterov) var.flat<T>().device(d) += a * m - g * l;
+        else var.flat<T>().device(d) += a;
     });
     return var;
 }

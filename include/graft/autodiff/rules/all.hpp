@@ -14,6 +14,10 @@
 #include "graft/autodiff/rules/image.hpp"
 #include "graft/autodiff/rules/linalg.hpp"
 #include "graft/autodiff/rules/functional.hpp"
+#include "graft/autodiff/rules/indexing.hpp"
+#include "graft/autodiff/rules/clustering.hpp"
+#include "graft/autodiff/rules/summary.hpp"
+#include "graft/autodiff/rules/parsing.hpp"
 
 namespace graft::autodiff::rules {
 
@@ -39,7 +43,21 @@ inline void register_all(gradient_registry& r) {
     register_image(r);
     register_linalg(r);
     register_functional(r);
+    register_indexing(r);
+    register_clustering(r);
+    register_summary(r);
+    register_parsing(r);
     register_nograd_traits(r);
+}
+
+/// The registry gradient_registry::global() returns: every built-in rule, registered on first use.
+inline gradient_registry& builtin_registry() {
+    static gradient_registry r = [] {
+        gradient_registry g;
+        register_all(g);
+        return g;
+    }();
+    return r;
 }
 
 }  // namespace graft::autodiff::rules

@@ -202,6 +202,27 @@ inline void register_array(gradient_registry& r) {
         out[0] = gather(c, c.input(1), (*axis)[0]);
         return out;
     });
+    // ResourceGather (axis 0): the rows of the variable the indices picked, summed per row, as a
+    // dense gradient of the variable (TF builds IndexedSlices of the same values).
+    r.add("ResourceGather", [](grad_context& c) {
+        grad_list out(2);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        if (auto* bd = c.find_attr("batch_dims"); bd && bd->i() != 0) {
+            c.fail("batch_dims != 0 is not supported", "gather with batch_dims 0 (reshape the batch into the indices)");
+        }
+        const auto& b = c.b();
+        endpoint params = b.op("ReadVariableOp", {c.input(0)}, {{"dtype", c.dtype_of(c.output(0))}});
+        endpoint ps = shape_of(b, params);
+        endpoint inner = b.op("StridedSlice", {ps, ints(b, {1}), ints(b, {0}), ints(b, {1})},
+                              {{"end_mask", std::int64_t{1}}});
+        endpoint values = b.op("Reshape", {*g, b.op("ConcatV2", {ints(b, {-1}), inner, int_scalar(b, 0)})});
+        endpoint idx = b.op("Reshape", {c.input(1), ints(b, {-1})});
+        endpoint rows = b.op("StridedSlice", {ps, ints(b, {0}), ints(b, {1}), ints(b, {1})},
+                             {{"shrink_axis_mask", std::int64_t{1}}});
+        out[0] = b.op("UnsortedSegmentSum", {values, idx, rows});
+        return out;
+    });
     r.add("Gather", [gather](grad_context& c) {
         grad_list out(2);
         if (c.grad(0)) out[0] = gather(c, c.input(1), 0);

@@ -28,6 +28,12 @@ inline void register_core(gradient_registry& r) {
         }
         return out;
     });
+    // Print passes its input through (and its data carry no gradient).
+    r.add("Print", [](grad_context& c) {
+        grad_list out(static_cast<std::size_t>(c.num_inputs()));
+        out[0] = c.grad(0);
+        return out;
+    });
     r.add("IdentityN", [](grad_context& c) {
         grad_list out(static_cast<std::size_t>(c.num_inputs()));
         for (int i = 0; i < c.num_inputs() && i < c.num_outputs(); ++i) out[static_cast<std::size_t>(i)] = c.grad(i);

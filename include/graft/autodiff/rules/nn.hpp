@@ -192,6 +192,14 @@ inline void register_nn(gradient_registry& r) {
         }
         return out;
     });
+    r.add("MaxPoolV2", [](grad_context& c) -> grad_list {
+        grad_list out(3);
+        if (auto& g = c.grad(0)) {
+            out[0] = c.b().op("MaxPoolGradV2", {c.input(0), c.output(0), *g, c.input(1), c.input(2)},
+                              conv_attrs(c, {"padding", "data_format"}));
+        }
+        return out;
+    });
     r.add("AvgPool", [](grad_context& c) -> grad_list {
         grad_list out(1);
         if (auto& g = c.grad(0)) {

@@ -85,6 +85,17 @@ inline void register_reduce(gradient_registry& r) {
         out[0] = mul(b, others, k.grad);
         return out;
     });
+    // EuclideanNorm: d|x|/dx = x / |x| (the norm kept over the reduced axes; 0/0 is NaN as in TF).
+    r.add("EuclideanNorm", [](grad_context& c) -> grad_list {
+        grad_list out(2);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        const auto& b = c.b();
+        auto k = reduce_detail::keep_dims(c, *g);
+        endpoint norm = b.op("Reshape", {c.output(0), k.shape});
+        out[0] = b.op("RealDiv", {mul(b, c.input(0), k.grad), norm});
+        return out;
+    });
     r.add("L2Loss", [](grad_context& c) -> grad_list {
         grad_list out(1);
         if (auto& g = c.grad(0)) out[0] = mul(c.b(), c.input(0), *g);

@@ -16,6 +16,10 @@
 #include "graft/exec/kernels/image.hpp"
 #include "graft/exec/kernels/linalg.hpp"
 #include "graft/exec/kernels/functional.hpp"
+#include "graft/exec/kernels/indexing.hpp"
+#include "graft/exec/kernels/clustering.hpp"
+#include "graft/exec/kernels/summary.hpp"
+#include "graft/exec/kernels/parsing.hpp"
 
 namespace graft::exec {
 
@@ -34,6 +38,10 @@ inline void register_builtin(kernel_registry& r) {
     register_image(r);
     register_linalg(r);
     register_functional(r);
+    register_indexing(r);
+    register_clustering(r);
+    register_summary(r);
+    register_parsing(r);
 }
 }  // namespace kernels
 

@@ -4,6 +4,7 @@
 
 #include "graft/exec/kernel.hpp"
 #include "graft/ops/array_all.hpp"
+#include "graft/ops/elementwise.hpp"
 
 namespace graft::exec::kernels {
 
@@ -126,6 +127,19 @@ inline void register_array(kernel_registry& r) {
             c.set_output(0, ops::reduce(op, c.input(0), c.input(1), c.attr_or<bool>("keep_dims", false)));
         });
     }
+    // EuclideanNorm = sqrt(sum(x * x)) over the axes; integers square, sum and take the root in
+    // float64 and truncate back, as TF's integer kernel does.
+    r.add("EuclideanNorm", [](kernel_context& c) {
+        tensor x = c.input(0);
+        bool keep = c.attr_or<bool>("keep_dims", false);
+        if (is_floating(x.type())) {
+            c.set_output(0, ops::unary("Sqrt", ops::reduce("Sum", ops::binary("Mul", x, x), c.input(1), keep)));
+            return;
+        }
+        tensor d = cast(x, dtype::float64);
+        tensor n = ops::unary("Sqrt", ops::reduce("Sum", ops::binary("Mul", d, d), c.input(1), keep));
+        c.set_output(0, cast(ops::unary("Floor", n), x.type()));
+    });
     r.add("ArgMax", [](kernel_context& c) {
         c.set_output(0, ops::arg_max(c.input(0), c.input(1), c.attr_or("output_type", dtype::int64)));
     });

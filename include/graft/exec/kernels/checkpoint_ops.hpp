@@ -1,11 +1,13 @@
 // graft/exec/kernels/checkpoint_ops.hpp — TensorFlow's save/restore ops run through graft's
 // checkpoint module, so a TF graph's `save/restore_all` and `save/control_dependency` work as in TF:
-// SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, ShardedFilespec, StringJoin, and the V1
-// Restore / RestoreSlice readers.
+// SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, ShardedFilespec, StringJoin,
+// StaticRegexFullMatch, and the V1 Restore / RestoreSlice readers (graft writes no V1 files: Save and
+// SaveSlices are import_only).
 #pragma once
 
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 
 #include "graft/exec/kernel.hpp"
 #include "graft/tf/bundle_merge.hpp"
@@ -124,6 +126,26 @@ inline void register_checkpoint_ops(kernel_registry& r) {
                 s += t.data<std::string>()[t.num_elements() == 1 ? 0 : k];
             }
             out.data<std::string>()[k] = std::move(s);
+        }
+        c.set_output(0, out);
+    });
+    // TF2 Savers test whether the prefix is a remote path ("^s3://.*"): ECMAScript regexes cover the
+    // RE2 patterns TF writes there; a pattern std::regex rejects is an error naming the node.
+    r.add("StaticRegexFullMatch", [](kernel_context& c) {
+        const std::string& pattern = c.attr_string("pattern");
+        auto re = c.memo<std::regex>([&] {
+            try {
+                return std::regex(pattern, std::regex::ECMAScript);
+            } catch (const std::regex_error& e) {
+                c.fail("pattern '" + pattern + "' is not a regex graft can read: " + e.what(),
+                       "StaticRegexFullMatch reads ECMAScript syntax (RE2's common subset)");
+            }
+        });
+        tensor in = c.input(0);
+        if (in.type() != dtype::string) c.fail("input must be string, given " + in.describe());
+        tensor out(dtype::bool_, in.shape());
+        for (std::int64_t k = 0; k < in.num_elements(); ++k) {
+            out.data<bool>()[k] = std::regex_match(in.data<std::string>()[k], *re);
         }
         c.set_output(0, out);
     });

@@ -2,9 +2,15 @@
 // variables (TF1 ref variables and resource variables).
 #pragma once
 
+#include <atomic>
+#include <iostream>
+#include <sstream>
+
+#include "graft/core/tensor_util.hpp"
 #include "graft/exec/kernel.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/ops/binary.hpp"
+#include "graft/ops/gather.hpp"
 
 namespace graft::exec::kernels {
 
@@ -15,6 +21,35 @@ inline std::shared_ptr<variable> variable_of(kernel_context& c) {
     if (auto* a = c.find_attr("shape")) s = a->shape();
     return c.state().variables().get_or_create(exec::variable_key(c.n()), t, s);
 }
+
+namespace impl {
+/// TF's SummarizeValue for Assert and Print: the first `n` values, space-separated, "..." after them
+/// when there are more; a string tensor's strings as they are.
+inline std::string summarize_values(const tensor& t, std::int64_t n) {
+    std::ostringstream os;
+    tensor h = exec::to_host(t);
+    const std::int64_t count = h.num_elements();
+    const std::int64_t shown = n < 0 ? count : std::min(n, count);
+    visit_dtype(h.type(), [&](auto tag) {
+        using T = decltype(tag);
+        const T* p = h.data<T>();
+        for (std::int64_t i = 0; i < shown; ++i) {
+            if (i) os << ' ';
+            if constexpr (std::is_same_v<T, std::string>) os << p[i];
+            else if constexpr (std::is_same_v<T, bool>) os << (p[i] ? 1 : 0);
+            else if constexpr (detail::is_complex_t<T>::value) os << '(' << p[i].real() << ',' << p[i].imag() << ')';
+            else if constexpr (std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t>) os << static_cast<int>(p[i]);
+            else os << detail::to_double(p[i]);
+        }
+    });
+    if (shown < count) os << "...";
+    return os.str();
+}
+/// How many times a Print step has printed (first_n), kept with the plan step.
+struct print_count {
+    std::shared_ptr<std::atomic<std::int64_t>> n = std::make_shared<std::atomic<std::int64_t>>(0);
+};
+}  // namespace impl
 
 inline void register_core(kernel_registry& r) {
     r.add("Const", [](kernel_context& c) {
@@ -35,6 +70,32 @@ inline void register_core(kernel_registry& r) {
     r.add("RefIdentity", [](kernel_context& c) { c.set_output_value(0, c.raw_input(0)); });
     r.add("IdentityN", [](kernel_context& c) {
         for (int i = 0; i < c.num_inputs(); ++i) c.set_output(i, c.input(i));
+    });
+    // Assert checks its condition when it runs (TF runs it on the CPU) and fails naming the node,
+    // with each data tensor summarized as TF does: "assertion failed: [msg] [x =] [1 2 3...]".
+    r.add("Assert", [](kernel_context& c) {
+        tensor cond = c.input(0);
+        if (cond.type() != dtype::bool_ || cond.num_elements() != 1) {
+            c.fail("Assert's condition must be a bool scalar, given " + cond.describe());
+        }
+        if (exec::to_host(cond).data<bool>()[0]) return;
+        const std::int64_t n = c.attr_or<std::int64_t>("summarize", 3);
+        std::string msg = "assertion failed:";
+        for (int i = 1; i < c.num_inputs(); ++i) msg += " [" + impl::summarize_values(c.input(i), n) + "]";
+        c.fail(msg, "the graph's own check failed on these values: look at the inputs that reach this Assert");
+    });
+    // Print passes input 0 through and writes "message" and each data tensor summarized to stderr
+    // (TF's logging), the first `first_n` runs of the plan step only when first_n >= 0.
+    r.add("Print", [](kernel_context& c) {
+        const std::int64_t first_n = c.attr_or<std::int64_t>("first_n", -1);
+        auto count = c.memo<impl::print_count>([] { return impl::print_count{}; });
+        if (first_n < 0 || count->n->fetch_add(1) < first_n) {
+            const std::int64_t n = c.attr_or<std::int64_t>("summarize", 3);
+            std::string line = c.attr_or<std::string>("message", "");
+            for (int i = 1; i < c.num_inputs(); ++i) line += "[" + impl::summarize_values(c.input(i), n) + "]";
+            std::cerr << line << std::endl;
+        }
+        c.set_output(0, c.input(0));
     });
     r.add("NoOp", [](kernel_context&) {});
     r.add("ControlTrigger", [](kernel_context&) {});
@@ -117,6 +178,13 @@ inline void register_core(kernel_registry& r) {
         c.set_output(0, tensor::scalar_of(c.variable_input(0)->initialized()));
     });
     r.add("DestroyResourceOp", [](kernel_context&) {});
+    // graft's variables are copy-on-write already: reads never copy, so this is a no-op.
+    r.add("DisableCopyOnRead", [](kernel_context& c) { (void)c.variable_input(0); });
+    // tf.gather on a resource variable (embedding lookups of TF2 / use_resource models).
+    r.add("ResourceGather", [](kernel_context& c) {
+        tensor params = c.variable_input(0)->read();
+        c.set_output(0, ops::gather(params, c.input(1), std::int64_t{0}, c.attr_or<std::int64_t>("batch_dims", 0)));
+    });
 }
 
 }  // namespace graft::exec::kernels

@@ -159,6 +159,23 @@ inline void register_nn(kernel_registry& r) {
     r.add("MaxPoolGrad", [](kernel_context& c) {
         c.set_output(0, ops::max_pool_grad(c.input(0), c.input(1), c.input(2), *impl::pool_params(c)));
     });
+    // MaxPoolV2 / MaxPoolGradV2: ksize and strides are int32 inputs, not attrs (read every run).
+    auto pool_v2 = [](kernel_context& c, int ksize_input) {
+        ops::pool_params p;
+        p.ksize = ops::op_detail::int_list(c.n().op, c.input(ksize_input), "ksize");
+        p.strides = ops::op_detail::int_list(c.n().op, c.input(ksize_input + 1), "strides");
+        p.padding = c.attr_string("padding");
+        p.data_format = c.attr_or<std::string>("data_format", "NHWC");
+        return p;
+    };
+    kernel_def v2_host;
+    v2_host.host_inputs = {1, 2};
+    r.add("MaxPoolV2", [pool_v2](kernel_context& c) { c.set_output(0, ops::max_pool(c.input(0), pool_v2(c, 1))); }, v2_host);
+    kernel_def grad_v2_host;
+    grad_v2_host.host_inputs = {3, 4};
+    r.add("MaxPoolGradV2", [pool_v2](kernel_context& c) {
+        c.set_output(0, ops::max_pool_grad(c.input(0), c.input(1), c.input(2), pool_v2(c, 3)));
+    }, grad_v2_host);
     r.add("AvgPoolGrad", [](kernel_context& c) {
         c.set_output(0, ops::avg_pool_grad(c.input(0), c.input(1), *impl::pool_params(c)));
     });
@@ -214,6 +231,10 @@ inline void register_nn(kernel_registry& r) {
     r.add("TruncatedNormal", [](kernel_context& c) {
         c.set_output(0, ops::truncated_normal(c.input(0), c.attr_type("dtype"), impl::generator(c)));
     });
+    r.add("RandomShuffle", [](kernel_context& c) { c.set_output(0, ops::random_shuffle(c.input(0), impl::generator(c))); });
+    r.add("Multinomial", [](kernel_context& c) {
+        c.set_output(0, ops::multinomial(c.input(0), c.input(1), c.attr_or("output_dtype", dtype::int64), impl::generator(c)));
+    });
     r.add("RandomUniformInt", [](kernel_context& c) {
         c.set_output(0, ops::random_uniform_int(c.input(0), c.input(1), c.input(2), impl::generator(c)));
     });
@@ -254,6 +275,22 @@ inline void register_nn(kernel_registry& r) {
         tensor lr = c.input(2), grad = c.input(3);
         ops::adagrad_params p{c.attr_or<bool>("update_slots", true)};
         impl::apply_op(c, 2, [&](tensor& var, auto& s) { ops::apply_adagrad(var, s[0], lr, grad, p); });
+    });
+    both("ApplyAdadelta", [](kernel_context& c) {
+        tensor lr = c.input(3), rho = c.input(4), eps = c.input(5), grad = c.input(6);
+        impl::apply_op(c, 3, [&](tensor& var, auto& s) { ops::apply_adadelta(var, s[0], s[1], lr, rho, eps, grad); });
+    });
+    both("ApplyFtrl", [](kernel_context& c) {
+        tensor grad = c.input(3), lr = c.input(4), l1 = c.input(5), l2 = c.input(6), lr_power = c.input(7);
+        ops::ftrl_params p{c.attr_or<bool>("multiply_linear_by_lr", false)};
+        impl::apply_op(c, 3, [&](tensor& var, auto& s) {
+            ops::apply_ftrl(var, s[0], s[1], grad, lr, l1, l2, lr_power, p);
+        });
+    });
+    r.add("ResourceApplyKerasMomentum", [](kernel_context& c) {
+        tensor lr = c.input(2), grad = c.input(3), mom = c.input(4);
+        ops::momentum_params p{c.attr_or<bool>("use_nesterov", false)};
+        impl::apply_op(c, 2, [&](tensor& var, auto& s) { ops::apply_keras_momentum(var, s[0], lr, grad, mom, p); });
     });
     both("ApplyAdagradV2", [](kernel_context& c) {
         tensor lr = c.input(2), eps = c.input(3), grad = c.input(4);

@@ -10,6 +10,7 @@ inline graph& graph::operator=(const graph& o) {
     if (this == &o) return *this;
     versions = o.versions;
     has_versions = o.has_versions;
+    has_library = o.has_library;
     legacy_version = o.legacy_version;
     library = o.library;
     debug_info = o.debug_info;

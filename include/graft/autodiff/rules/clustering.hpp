@@ -1,0 +1,12 @@
+// graft/autodiff/rules/clustering.hpp — gradients of the clustering family (graft/exec/kernels/clustering.hpp).
+#pragma once
+
+#include "graft/autodiff/rules/support.hpp"
+
+namespace graft::autodiff::rules {
+
+inline void register_clustering(gradient_registry& r) {
+    (void)r;
+}
+
+}  // namespace graft::autodiff::rules

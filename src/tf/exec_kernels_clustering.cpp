@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/clustering.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_clustering(kernel_registry& r) { register_clustering(r); }
+}  // namespace graft::exec::kernels

@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/summary.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_summary(kernel_registry& r) { register_summary(r); }
+}  // namespace graft::exec::kernels
