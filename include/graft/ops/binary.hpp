@@ -87,6 +87,25 @@ void binary_runs(const broadcast_plan& p, const tensor& a, const tensor& b, cons
         });
 }
 
+/// binary_runs for a T that computes in C = compute_t<T> (widen.hpp): the inputs are widened to
+/// C, the op runs as C's own kernel (the same code, compiled once) and the result narrows back into
+/// out (R = bool stays bool).
+template <class T, class R, class Build>
+void binary_runs_widened(const broadcast_plan& p, const tensor& a, const tensor& b,
+                         const tensor& out, double cycles, const Build& build) {
+    using C = compute_t<T>;
+    using CR = std::conditional_t<std::is_same_v<R, bool>, bool, compute_t<R>>;
+    tensor aw = widen_tensor<C, T>(a);
+    tensor bw = widen_tensor<C, T>(b);
+    if constexpr (std::is_same_v<R, bool>) {
+        binary_runs<C, bool>(p, aw, bw, out, cycles, build);
+    } else {
+        tensor ow = tensor::uninitialized(dtype_of<CR>, out.shape());
+        binary_runs<C, CR>(p, aw, bw, ow, cycles, build);
+        narrow_tensor<R, CR>(ow, out);
+    }
+}
+
 struct no_check {
     template <class T>
     void operator()(const tensor&, const tensor&, T) const {}
@@ -109,7 +128,10 @@ tensor binary_op(types<Ts...>, std::string_view op, const tensor& a, const tenso
             check_alias(op, out, a, "x", plan.out_shape);
             check_alias(op, out, b, "y", plan.out_shape);
             tensor r = prepare_out(op, dtype_of<R>, plan.out_shape, out);
-            binary_runs<T, R>(plan, a, b, r, cycles, build);
+            if constexpr (is_widened<T>)
+                binary_runs_widened<T, R>(plan, a, b, r, cycles, build);
+            else
+                binary_runs<T, R>(plan, a, b, r, cycles, build);
             return r;
         },
         "x");
@@ -157,7 +179,8 @@ struct nonnegative_exponent_check {
             for (std::int64_t i = 0; i < n; ++i) {
                 if (p[i] < 0) {
                     throw invalid_argument_error(
-                        cat("Pow: integers to negative integer powers are not allowed (y is ", p[i],
+                        cat("Pow: integers to negative integer powers are not allowed (y is ",
+                            static_cast<std::int64_t>(p[i]),
                             " at flat index ", i, ")"));
                 }
             }
@@ -169,28 +192,38 @@ struct nonnegative_exponent_check {
 template <class T>
 struct trunc_div_op {
     T operator()(const T& x, const T& y) const {
-        if (y == T(-1))
-            return static_cast<T>(std::make_unsigned_t<T>(0) -
-                                  static_cast<std::make_unsigned_t<T>>(x));
-        return x / y;
+        if constexpr (std::is_signed_v<T>) {
+            if (y == T(-1))
+                return static_cast<T>(std::make_unsigned_t<T>(0) -
+                                      static_cast<std::make_unsigned_t<T>>(x));
+        }
+        return static_cast<T>(x / y);
     }
 };
-/// Division rounding toward -inf (TF FloorDiv on integers).
+/// Division rounding toward -inf (TF FloorDiv on integers; unsigned: plain division).
 template <class T>
 struct floor_div_int_op {
     T operator()(const T& x, const T& y) const {
-        if (y == T(-1)) return trunc_div_op<T>()(x, y);
-        const T q = x / y;
-        return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+        if constexpr (std::is_signed_v<T>) {
+            if (y == T(-1)) return trunc_div_op<T>()(x, y);
+            const T q = x / y;
+            return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+        } else {
+            return static_cast<T>(x / y);
+        }
     }
 };
-/// Modulo with the sign of y (TF FloorMod on integers).
+/// Modulo with the sign of y (TF FloorMod on integers; unsigned: plain modulo).
 template <class T>
 struct floor_mod_int_op {
     T operator()(const T& x, const T& y) const {
-        if (y == T(-1)) return 0;
-        const T m = x % y;
-        return (m != 0 && ((y < 0) != (m < 0))) ? m + y : m;
+        if constexpr (std::is_signed_v<T>) {
+            if (y == T(-1)) return 0;
+            const T m = x % y;
+            return (m != 0 && ((y < 0) != (m < 0))) ? m + y : m;
+        } else {
+            return static_cast<T>(x % y);
+        }
     }
 };
 /// fmod with the sign of y (TF FloorMod on floats).
@@ -202,7 +235,6 @@ struct floor_fmod_op {
     }
 };
 
-using bool_and_real_types = types<float, double, std::int32_t, std::int64_t, bool>;
 
 }  // namespace op_detail
 
@@ -211,29 +243,30 @@ using bool_and_real_types = types<float, double, std::int32_t, std::int64_t, boo
 // shape). Each throws shape_error when x and y do not broadcast, invalid_argument_error when their
 // dtypes differ or are outside the op's list.
 
-/// Add / AddV2: x + y. float32, float64, int32, int64.
+/// Add / AddV2: x + y. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64).
 /// Throws shape_error / invalid_argument_error (see above).
 inline tensor add(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::real_types{}, "Add", x, y, out, 1,
+    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Add", x, y, out, 1,
                                        [](const auto& a, const auto& b, auto) { return a + b; });
 }
-/// Sub: x - y. float32, float64, int32, int64; throws shape_error / invalid_argument_error (see
-/// above).
+/// Sub: x - y. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws
+/// shape_error / invalid_argument_error (see above).
 inline tensor sub(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::real_types{}, "Sub", x, y, out, 1,
+    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Sub", x, y, out, 1,
                                        [](const auto& a, const auto& b, auto) { return a - b; });
 }
-/// Mul: x * y. float32, float64, int32, int64; throws shape_error / invalid_argument_error (see
-/// above).
+/// Mul: x * y. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws
+/// shape_error / invalid_argument_error (see above).
 inline tensor mul(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::real_types{}, "Mul", x, y, out, 1,
+    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Mul", x, y, out, 1,
                                        [](const auto& a, const auto& b, auto) { return a * b; });
 }
-/// Div: x / y; integer division truncates toward zero as TF's Div (a 0 in y is an error).
-/// float32, float64, int32, int64; throws shape_error / invalid_argument_error (see above).
+/// Div: x / y; integer division truncates toward zero as TF's Div (a 0 in y is an error). Every
+/// real type (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws shape_error /
+/// invalid_argument_error (see above).
 inline tensor div(const tensor& x, const tensor& y, const tensor* out = nullptr) {
     return op_detail::binary_op<false>(
-        op_detail::real_types{}, "Div", x, y, out, 5,
+        op_detail::all_real_types{}, "Div", x, y, out, 5,
         [](const auto& a, const auto& b, auto tag) {
             using T = decltype(tag);
             if constexpr (std::is_integral_v<T>)
@@ -243,16 +276,18 @@ inline tensor div(const tensor& x, const tensor& y, const tensor* out = nullptr)
         },
         op_detail::nonzero_divisor_check{"Div"});
 }
-/// RealDiv: x / y. float32, float64; throws shape_error / invalid_argument_error (see above).
+/// RealDiv: x / y. float16/32/64, bfloat16; throws shape_error / invalid_argument_error (see
+/// above).
 inline tensor real_div(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::float_types{}, "RealDiv", x, y, out, 5,
+    return op_detail::binary_op<false>(op_detail::all_float_types{}, "RealDiv", x, y, out, 5,
                                        [](const auto& a, const auto& b, auto) { return a / b; });
 }
-/// FloorDiv: floor(x / y); integers round toward -inf (a 0 in y is an error).
-/// float32, float64, int32, int64; throws shape_error / invalid_argument_error (see above).
+/// FloorDiv: floor(x / y); integers round toward -inf (a 0 in y is an error). Every real type
+/// (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws shape_error /
+/// invalid_argument_error (see above).
 inline tensor floor_div(const tensor& x, const tensor& y, const tensor* out = nullptr) {
     return op_detail::binary_op<false>(
-        op_detail::real_types{}, "FloorDiv", x, y, out, 8,
+        op_detail::all_real_types{}, "FloorDiv", x, y, out, 8,
         [](const auto& a, const auto& b, auto tag) {
             using T = decltype(tag);
             if constexpr (std::is_integral_v<T>)
@@ -263,11 +298,11 @@ inline tensor floor_div(const tensor& x, const tensor& y, const tensor* out = nu
         op_detail::nonzero_divisor_check{"FloorDiv"});
 }
 /// FloorMod: x - floor(x / y) * y, i.e. the remainder takes the sign of y (as Python's %).
-/// Integers: a 0 in y is an error. float32, float64, int32, int64.
-/// Throws shape_error / invalid_argument_error (see above).
+/// Integers: a 0 in y is an error. Every real type (float16/32/64, bfloat16, int8..int64,
+/// uint8..uint64). Throws shape_error / invalid_argument_error (see above).
 inline tensor floor_mod(const tensor& x, const tensor& y, const tensor* out = nullptr) {
     return op_detail::binary_op<false>(
-        op_detail::real_types{}, "FloorMod", x, y, out, 20,
+        op_detail::all_real_types{}, "FloorMod", x, y, out, 20,
         [](const auto& a, const auto& b, auto tag) {
             using T = decltype(tag);
             if constexpr (std::is_integral_v<T>)
@@ -277,27 +312,27 @@ inline tensor floor_mod(const tensor& x, const tensor& y, const tensor* out = nu
         },
         op_detail::nonzero_divisor_check{"FloorMod"});
 }
-/// Maximum: the larger of x and y; NaN propagates. float32, float64, int32, int64.
-/// Throws shape_error / invalid_argument_error (see above).
+/// Maximum: the larger of x and y; NaN propagates. Every real type (float16/32/64, bfloat16,
+/// int8..int64, uint8..uint64). Throws shape_error / invalid_argument_error (see above).
 inline tensor maximum(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::real_types{}, "Maximum", x, y, out, 1,
+    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Maximum", x, y, out, 1,
                                        [](const auto& a, const auto& b, auto) {
                                            return a.template cwiseMax<Eigen::PropagateNaN>(b);
                                        });
 }
-/// Minimum: the smaller of x and y; NaN propagates. float32, float64, int32, int64.
-/// Throws shape_error / invalid_argument_error (see above).
+/// Minimum: the smaller of x and y; NaN propagates. Every real type (float16/32/64, bfloat16,
+/// int8..int64, uint8..uint64). Throws shape_error / invalid_argument_error (see above).
 inline tensor minimum(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::real_types{}, "Minimum", x, y, out, 1,
+    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Minimum", x, y, out, 1,
                                        [](const auto& a, const auto& b, auto) {
                                            return a.template cwiseMin<Eigen::PropagateNaN>(b);
                                        });
 }
-/// Pow: x ** y. float32, float64, int32, int64 (a negative integer exponent is an error).
+/// Pow: x ** y. float16/32/64, bfloat16, int8..int64 (a negative integer exponent is an error).
 /// Throws shape_error / invalid_argument_error (see above).
 inline tensor pow(const tensor& x, const tensor& y, const tensor* out = nullptr) {
     return op_detail::binary_op<false>(
-        op_detail::real_types{}, "Pow", x, y, out, 30,
+        op_detail::signed_real_types{}, "Pow", x, y, out, 30,
         [](const auto& a, const auto& b, auto tag) {
             using T = decltype(tag);
             if constexpr (std::is_integral_v<T>)
@@ -307,48 +342,48 @@ inline tensor pow(const tensor& x, const tensor& y, const tensor* out = nullptr)
         },
         op_detail::nonnegative_exponent_check{});
 }
-/// SquaredDifference: (x - y)^2. float32, float64, int32, int64.
-/// Throws shape_error / invalid_argument_error (see above).
+/// SquaredDifference: (x - y)^2. float16/32/64, bfloat16, int32, int64. Throws shape_error /
+/// invalid_argument_error (see above).
 inline tensor squared_difference(const tensor& x, const tensor& y, const tensor* out = nullptr) {
     return op_detail::binary_op<false>(
-        op_detail::real_types{}, "SquaredDifference", x, y, out, 2,
+        op_detail::float_and_int_types{}, "SquaredDifference", x, y, out, 2,
         [](const auto& a, const auto& b, auto) { return (a - b).square(); });
 }
 
-/// Equal: x == y -> bool. float32, float64, int32, int64, bool.
-/// Throws shape_error / invalid_argument_error (see above).
+/// Equal: x == y -> bool. Every real type and bool. Throws shape_error / invalid_argument_error
+/// (see above).
 inline tensor equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::bool_and_real_types{}, "Equal", x, y, out, 1,
+    return op_detail::binary_op<true>(op_detail::all_real_and_bool_types{}, "Equal", x, y, out, 1,
                                       [](const auto& a, const auto& b, auto) { return a == b; });
 }
-/// NotEqual: x != y -> bool. float32, float64, int32, int64, bool.
-/// Throws shape_error / invalid_argument_error (see above).
+/// NotEqual: x != y -> bool. Every real type and bool. Throws shape_error / invalid_argument_error
+/// (see above).
 inline tensor not_equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::bool_and_real_types{}, "NotEqual", x, y, out, 1,
+    return op_detail::binary_op<true>(op_detail::all_real_and_bool_types{}, "NotEqual", x, y, out, 1,
                                       [](const auto& a, const auto& b, auto) { return a != b; });
 }
-/// Less: x < y -> bool. float32, float64, int32, int64.
+/// Less: x < y -> bool. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64).
 /// Throws shape_error / invalid_argument_error (see above).
 inline tensor less(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::real_types{}, "Less", x, y, out, 1,
+    return op_detail::binary_op<true>(op_detail::all_real_types{}, "Less", x, y, out, 1,
                                       [](const auto& a, const auto& b, auto) { return a < b; });
 }
-/// LessEqual: x <= y -> bool. float32, float64, int32, int64.
-/// Throws shape_error / invalid_argument_error (see above).
+/// LessEqual: x <= y -> bool. Every real type (float16/32/64, bfloat16, int8..int64,
+/// uint8..uint64). Throws shape_error / invalid_argument_error (see above).
 inline tensor less_equal(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::real_types{}, "LessEqual", x, y, out, 1,
+    return op_detail::binary_op<true>(op_detail::all_real_types{}, "LessEqual", x, y, out, 1,
                                       [](const auto& a, const auto& b, auto) { return a <= b; });
 }
-/// Greater: x > y -> bool. float32, float64, int32, int64.
+/// Greater: x > y -> bool. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64).
 /// Throws shape_error / invalid_argument_error (see above).
 inline tensor greater(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::real_types{}, "Greater", x, y, out, 1,
+    return op_detail::binary_op<true>(op_detail::all_real_types{}, "Greater", x, y, out, 1,
                                       [](const auto& a, const auto& b, auto) { return a > b; });
 }
-/// GreaterEqual: x >= y -> bool. float32, float64, int32, int64.
-/// Throws shape_error / invalid_argument_error (see above).
+/// GreaterEqual: x >= y -> bool. Every real type (float16/32/64, bfloat16, int8..int64,
+/// uint8..uint64). Throws shape_error / invalid_argument_error (see above).
 inline tensor greater_equal(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::real_types{}, "GreaterEqual", x, y, out, 1,
+    return op_detail::binary_op<true>(op_detail::all_real_types{}, "GreaterEqual", x, y, out, 1,
                                       [](const auto& a, const auto& b, auto) { return a >= b; });
 }
 /// LogicalAnd. bool only; throws shape_error / invalid_argument_error (see above).

@@ -5,17 +5,73 @@
 //   tensor z = ops::select(row_mask, t, e);            // TF1: cond a vector over dim 0
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
 #include "graft/ops/broadcast.hpp"
 #include "graft/ops/unary.hpp"
+#include "graft/ops/widen.hpp"
 
 namespace graft::ops {
 
-/// AddN: the elementwise sum of N >= 1 tensors of one shape and dtype (float32, float64, int32,
-/// int64). Throws invalid_argument_error (no inputs, dtype) or shape_error (shapes differ).
+namespace op_detail {
+
+/// AddN for a T that computes in C = compute_t<T>: each block of the inputs is summed in C and
+/// rounded (or, for integers, wrapped) back to T once.
+template <class T>
+void add_n_widened(const std::vector<tensor>& inputs, const tensor& out) {
+    using C = compute_t<T>;
+    T* o = out.data<T>();
+    const double k = static_cast<double>(inputs.size());
+    parallel_for(out.num_elements(), sizeof(T) * (k + 1), 2 * k,
+                 [&](std::int64_t a, std::int64_t b) {
+                     C acc[widen_block], xb[widen_block];
+                     for (std::int64_t s = a; s < b; s += widen_block) {
+                         const std::int64_t len = std::min(widen_block, b - s);
+                         widen_run(inputs[0].data<T>() + s, acc, len);
+                         for (std::size_t i = 1; i < inputs.size(); ++i) {
+                             widen_run(inputs[i].data<T>() + s, xb, len);
+                             for (std::int64_t j = 0; j < len; ++j) acc[j] += xb[j];
+                         }
+                         narrow_run(acc, o + s, len);
+                     }
+                 });
+}
+
+/// AddN for the types that compute in themselves: one Eigen pass per block of 2048 elements.
+template <class T>
+void add_n_direct(const std::vector<tensor>& inputs, const tensor& out) {
+    std::vector<const T*> src;
+    for (const auto& t : inputs) src.push_back(t.data<T>());
+    T* o = out.data<T>();
+    const double k = static_cast<double>(inputs.size());
+    op_detail::parallel_for(out.num_elements(), sizeof(T) * (k + 1), k,
+                            [&](std::int64_t a, std::int64_t b) {
+                                constexpr std::int64_t block =
+                                    2048;  // keep the running sum in cache between inputs
+                                for (std::int64_t s = a; s < b; s += block) {
+                                    const std::int64_t len = std::min(block, b - s);
+                                    tensor_map<T, 1> om(o + s, len);
+                                    const_tensor_map<T, 1> x0(src[0] + s, len);
+                                    if (src.size() == 1) {
+                                        om = x0;
+                                        continue;
+                                    }
+                                    const_tensor_map<T, 1> x1(src[1] + s, len);
+                                    om = x0 + x1;
+                                    for (std::size_t i = 2; i < src.size(); ++i)
+                                        om += const_tensor_map<T, 1>(src[i] + s, len);
+                                }
+                            });
+}
+
+}  // namespace op_detail
+
+/// AddN: the elementwise sum of N >= 1 tensors of one shape and dtype (every real type;
+/// float16/bfloat16 sum in float32, integers wrap). Throws invalid_argument_error (no inputs,
+/// dtype) or shape_error (shapes differ).
 inline tensor add_n(const std::vector<tensor>& inputs) {
     const char* op = "AddN";
     if (inputs.empty())
@@ -30,33 +86,16 @@ inline tensor add_n(const std::vector<tensor>& inputs) {
                                              inputs[0].shape().str(), ": all must match"));
         }
     }
-    return op_detail::dispatch<float, double, std::int32_t, std::int64_t>(
-        inputs[0].type(), op,
+    return op_detail::dispatch_list(
+        op_detail::all_real_types{}, inputs[0].type(), op,
         [&](auto tag) {
             using T = decltype(tag);
             tensor out = tensor::uninitialized(dtype_of<T>, inputs[0].shape());
-            std::vector<const T*> src;
-            for (const auto& t : inputs) src.push_back(t.data<T>());
-            T* o = out.data<T>();
-            const double k = static_cast<double>(inputs.size());
-            op_detail::parallel_for(out.num_elements(), sizeof(T) * (k + 1), k,
-                                    [&](std::int64_t a, std::int64_t b) {
-                                        constexpr std::int64_t block =
-                                            2048;  // keep the running sum in cache between inputs
-                                        for (std::int64_t s = a; s < b; s += block) {
-                                            const std::int64_t len = std::min(block, b - s);
-                                            tensor_map<T, 1> om(o + s, len);
-                                            const_tensor_map<T, 1> x0(src[0] + s, len);
-                                            if (src.size() == 1) {
-                                                om = x0;
-                                                continue;
-                                            }
-                                            const_tensor_map<T, 1> x1(src[1] + s, len);
-                                            om = x0 + x1;
-                                            for (std::size_t i = 2; i < src.size(); ++i)
-                                                om += const_tensor_map<T, 1>(src[i] + s, len);
-                                        }
-                                    });
+            if constexpr (op_detail::is_widened<T>) {
+                op_detail::add_n_widened<T>(inputs, out);
+            } else {
+                op_detail::add_n_direct<T>(inputs, out);
+            }
             return out;
         },
         "input 0");

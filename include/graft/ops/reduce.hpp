@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "graft/ops/reduce_kernels.hpp"
+#include "graft/ops/widen.hpp"
 
 namespace graft::ops {
 
@@ -202,9 +203,11 @@ void run_reduce(reduction k, const reduce_plan& p, const tensor& x, const tensor
 }  // namespace op_detail
 
 /// Reduction `k` of x over `axes` (each in [-rank, rank), no duplicates; empty = no reduction),
-/// keeping reduced dims as size 1 when keep_dims. Sum/Mean/Max/Min/Prod: float32, float64, int32,
-/// int64; Any/All: bool. Max/Min propagate NaN; an empty reduction gives the identity (0, 1, -inf,
-/// +inf; NaN for a float Mean). Throws invalid_argument_error for a bad axis or dtype.
+/// keeping reduced dims as size 1 when keep_dims. Sum/Mean/Max/Min/Prod: every real type
+/// (float16/bfloat16 sum in float32 and round once; integer sums and products wrap; an integer
+/// Mean sums in 64 bits, as TF); Any/All: bool. Max/Min propagate NaN; an empty reduction gives the
+/// identity (0, 1, -inf, +inf; NaN for a float Mean). Throws invalid_argument_error for a bad axis
+/// or dtype.
 inline tensor reduce(reduction k, const tensor& x, const std::vector<std::int64_t>& axes,
                      bool keep_dims = false) {
     const char* op = op_detail::reduction_name(k);
@@ -213,12 +216,44 @@ inline tensor reduce(reduction k, const tensor& x, const std::vector<std::int64_
     auto run = [&](auto tag) {
         using T = decltype(tag);
         tensor out = tensor::uninitialized(dtype_of<T>, plan.out_shape);
-        op_detail::run_reduce<T>(k, plan, x, out);
+        if constexpr (std::is_same_v<T, bool>) {
+            op_detail::run_reduce<T>(k, plan, x, out);
+        } else {
+            // Where the reduction runs: TF's Mean sums integers in 64 bits; the narrow types
+            // compute in their compute type (float16/bfloat16 in float32, wrap-around integer
+            // sums and products in 32 or 64 bits, whose low bits are T's own).
+            using W = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+            using C = op_detail::compute_t<T>;
+            auto widened = [&](auto wtag) {
+                using U = decltype(wtag);
+                tensor xw = op_detail::widen_tensor<U, T>(x);
+                tensor ow = tensor::uninitialized(dtype_of<U>, plan.out_shape);
+                op_detail::run_reduce<U>(k, plan, xw, ow);
+                op_detail::narrow_tensor<T, U>(ow, out);
+            };
+            auto in_compute_type = [&] {
+                if constexpr (op_detail::is_widened<T>)
+                    widened(C{});
+                else
+                    op_detail::run_reduce<T>(k, plan, x, out);
+            };
+            if (x.num_elements() == 0) {
+                T* o = out.data<T>();
+                std::fill(o, o + out.num_elements(), op_detail::reduction_identity<T>(k));
+            } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, W>) {
+                if (k == reduction::mean)
+                    widened(W{});
+                else
+                    in_compute_type();
+            } else {
+                in_compute_type();
+            }
+        }
         return out;
     };
     if (k == reduction::any || k == reduction::all)
         return op_detail::dispatch<bool>(x.type(), op, run);
-    return op_detail::dispatch<float, double, std::int32_t, std::int64_t>(x.type(), op, run);
+    return op_detail::dispatch_list(op_detail::all_real_types{}, x.type(), op, run, "input");
 }
 
 /// Sum over axes. Throws as reduce().
@@ -226,7 +261,7 @@ inline tensor reduce_sum(const tensor& x, const std::vector<std::int64_t>& axes,
                          bool keep_dims = false) {
     return reduce(reduction::sum, x, axes, keep_dims);
 }
-/// Mean over axes (integer inputs: the sum divided with truncation). Throws as reduce().
+/// Mean over axes (integer inputs: the 64-bit sum divided with truncation). Throws as reduce().
 inline tensor reduce_mean(const tensor& x, const std::vector<std::int64_t>& axes,
                           bool keep_dims = false) {
     return reduce(reduction::mean, x, axes, keep_dims);
@@ -330,11 +365,17 @@ tensor arg_op(const char* op, const tensor& x, std::int64_t axis, dtype output_t
     const auto n = d[static_cast<std::size_t>(ax)];
     const auto inner = dim_product(d, static_cast<std::size_t>(ax) + 1, d.size());
     tensor idx = tensor::uninitialized(dtype::int64, shape(od));
-    dispatch<float, double, std::int32_t, std::int64_t>(
-        x.type(), op,
+    dispatch_list(
+        all_real_and_bool_types{}, x.type(), op,
         [&](auto tag) {
-            arg_reduce<decltype(tag), Max>(x.data<decltype(tag)>(), outer, n, inner,
-                                           idx.data<std::int64_t>());
+            using T = decltype(tag);
+            if constexpr (is_widened<T>) {  // the order-preserving compute type
+                using C = compute_t<T>;
+                tensor xw = widen_tensor<C, T>(x);
+                arg_reduce<C, Max>(xw.data<C>(), outer, n, inner, idx.data<std::int64_t>());
+            } else {
+                arg_reduce<T, Max>(x.data<T>(), outer, n, inner, idx.data<std::int64_t>());
+            }
         },
         "input");
     if (output_type == dtype::int64) return idx;
@@ -348,8 +389,8 @@ tensor arg_op(const char* op, const tensor& x, std::int64_t axis, dtype output_t
 }  // namespace op_detail
 
 /// ArgMax: index of the largest value along `axis` (first one on ties; NaN counts as largest).
-/// float32, float64, int32, int64 in; int64 or int32 out. Throws invalid_argument_error for a bad
-/// axis, an empty axis or a bad dtype.
+/// Every real type and bool in; int64 or int32 out. Throws invalid_argument_error for a bad axis,
+/// an empty axis or a bad dtype.
 inline tensor arg_max(const tensor& x, std::int64_t axis, dtype output_type = dtype::int64) {
     return op_detail::arg_op<true>("ArgMax", x, axis, output_type);
 }
@@ -367,18 +408,25 @@ inline tensor arg_min(const tensor& x, const tensor& axis, dtype output_type = d
     return arg_min(x, op_detail::int_scalar("ArgMin", axis, "dimension"), output_type);
 }
 
-/// L2Loss: sum(x^2) / 2 as a scalar. float32, float64. Throws invalid_argument_error otherwise.
+/// L2Loss: sum(x^2) / 2 as a scalar. float32, float64, float16 and bfloat16 (summed in float32).
+/// Throws invalid_argument_error otherwise.
 inline tensor l2_loss(const tensor& x) {
     const char* op = "L2Loss";
     op_detail::require_input(op, x, "t");
-    return op_detail::dispatch<float, double>(
-        x.type(), op,
+    return op_detail::dispatch_list(
+        op_detail::all_float_types{}, x.type(), op,
         [&](auto tag) {
             using T = decltype(tag);
+            using C = op_detail::compute_t<T>;
+            tensor xc = x;
+            if constexpr (op_detail::is_widened<T>) xc = op_detail::widen_tensor<C, T>(x);
+            tensor oc = tensor::uninitialized(dtype_of<C>, shape{});
+            const_tensor_map<C, 1> xm(xc.data<C>(), x.num_elements());
+            tensor_map<C, 0> om(oc.data<C>());
+            om.device(cpu_device()) = xm.square().sum() * static_cast<C>(0.5);
+            if constexpr (!op_detail::is_widened<T>) return oc;
             tensor out = tensor::uninitialized(dtype_of<T>, shape{});
-            const_tensor_map<T, 1> xm(x.data<T>(), x.num_elements());
-            tensor_map<T, 0> om(out.data<T>());
-            om.device(cpu_device()) = xm.square().sum() * static_cast<T>(0.5);
+            out.data<T>()[0] = static_cast<T>(oc.data<C>()[0]);
             return out;
         },
         "t");

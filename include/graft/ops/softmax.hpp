@@ -6,7 +6,8 @@
 //   auto [loss, backprop] = graft::ops::softmax_cross_entropy_with_logits(logits, labels);
 //   auto s = graft::ops::sparse_softmax_cross_entropy_with_logits(logits, class_ids);   // int32/int64 ids
 //
-// float32 and float64; rows run in parallel on graft's thread pool.
+// float32 and float64 (Softmax and LogSoftmax also float16/bfloat16); rows run in parallel on
+// graft's thread pool.
 #pragma once
 
 #include "graft/core/config.hpp"
@@ -14,6 +15,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -55,9 +58,36 @@ void for_rows(std::int64_t rows, std::int64_t cols, F&& f) {
                  });
 }
 
+/// One row of Softmax / LogSoftmax for a 16-bit float T (float16, bfloat16) as TF's Eigen::half
+/// arithmetic runs it: each step computes in float32 and rounds to T (the shifted logits, each
+/// exp, the running sum, its log or reciprocal, the result). `buf` holds n floats.
+template <bool Log, class T>
+void softmax_row_16(const T* x, T* y, std::int64_t n, float* buf) {
+    const auto rnd = [](float v) { return static_cast<float>(static_cast<T>(v)); };
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::int64_t i = 0; i < n; ++i) m = std::max(m, static_cast<float>(x[i]));
+    for (std::int64_t i = 0; i < n; ++i) buf[i] = rnd(static_cast<float>(x[i]) - m);
+    float sum = 0;
+    if constexpr (Log) {
+        for (std::int64_t i = 0; i < n; ++i) sum = rnd(sum + rnd(std::exp(buf[i])));
+        const float lse = rnd(std::log(sum));
+        for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(buf[i] - lse);
+    } else {
+        for (std::int64_t i = 0; i < n; ++i) {
+            buf[i] = rnd(std::exp(buf[i]));
+            sum = rnd(sum + buf[i]);
+        }
+        const float inv = rnd(1.0f / sum);
+        for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(buf[i] * inv);
+    }
+}
+
 template <bool Log>
 tensor softmax_op(const char* op, const tensor& logits) {
-    check_float(op, "logits", logits);
+    if (!is_floating(logits.type()) || is_ref(logits.type())) {
+        throw invalid_argument_error(detail::cat(
+            op, ": logits must be float16, bfloat16, float32 or float64, given ", logits.describe()));
+    }
     if (logits.rank() < 1) {
         throw shape_error(detail::cat(op, ": logits must have rank >= 1, given ", logits.shape().str()));
     }
@@ -76,6 +106,15 @@ tensor softmax_op(const char* op, const tensor& logits) {
                 if constexpr (Log) orow -= lse;
                 else orow = (orow - lse).exp();
             });
+        } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+            const T* x = logits.data<T>();
+            T* y = out.data<T>();
+            parallel_for(rows, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, cols)),
+                         [&](std::int64_t r0, std::int64_t r1) {
+                             std::vector<float> buf(static_cast<std::size_t>(cols));
+                             for (std::int64_t r = r0; r < r1; ++r)
+                                 softmax_row_16<Log>(x + r * cols, y + r * cols, cols, buf.data());
+                         });
         }
     });
     return out;
@@ -83,8 +122,9 @@ tensor softmax_op(const char* op, const tensor& logits) {
 
 }  // namespace nn_detail
 
-/// Softmax over the last axis: exp(x - max) / sum(exp(x - max)). float32/float64, rank >= 1.
-/// Throws shape_error (rank 0) or invalid_argument_error (dtype).
+/// Softmax over the last axis: exp(x - max) / sum(exp(x - max)). float32/float64, and
+/// float16/bfloat16 (each step in float32 rounded back, as TF); rank >= 1. Throws shape_error
+/// (rank 0) or invalid_argument_error (dtype).
 inline tensor softmax(const tensor& logits) { return nn_detail::softmax_op<false>("Softmax", logits); }
 
 /// LogSoftmax over the last axis: x - max - log(sum(exp(x - max))). Throws as softmax.

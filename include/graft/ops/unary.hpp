@@ -6,8 +6,9 @@
 //
 // Every kernel maps the input in contiguous runs onto an Eigen expression (vectorized with Eigen's
 // packet math) and spreads the runs over graft's thread pool. dtypes follow TF's CPU registrations:
-// float32/float64 for the transcendental ops, plus int32/int64 for Neg, Abs, Sign, Square, Relu,
-// Relu6 and Round, bool for LogicalNot.
+// float32/float64/float16/bfloat16 for the transcendental ops; also int8..int64 for Neg, Abs, Sign;
+// every real type for Square, Relu, Relu6; int32/int64 for Round; bool for LogicalNot. float16 and
+// bfloat16 compute in float32 and round each result back, 8/16-bit integers in 32 bits (widen.hpp).
 #pragma once
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <string_view>
 
 #include "graft/ops/op_support.hpp"
+#include "graft/ops/widen.hpp"
 
 namespace graft::ops {
 
@@ -64,6 +66,18 @@ void unary_runs(const tensor& x, const tensor& out, double cycles, const Build& 
                  });
 }
 
+/// unary_runs for a T that computes in C = compute_t<T>: x is widened to C, the op runs as C's own
+/// kernel (the same code, compiled once) and the result narrows back into out.
+template <class T, class R, class Build>
+void unary_runs_widened(const tensor& x, const tensor& out, double cycles, const Build& build) {
+    using C = compute_t<T>;
+    using CR = std::conditional_t<std::is_same_v<R, bool>, bool, compute_t<R>>;
+    tensor xw = widen_tensor<C, T>(x);
+    tensor ow = tensor::uninitialized(dtype_of<CR>, x.shape());
+    unary_runs<C, CR>(xw, ow, cycles, build);
+    narrow_tensor<R, CR>(ow, out);
+}
+
 /// A same-dtype unary op over the types Ts: validates, allocates (or checks out), runs.
 template <class... Ts, class Build>
 tensor unary_op(types<Ts...>, std::string_view op, const tensor& x, const tensor* out,
@@ -75,7 +89,10 @@ tensor unary_op(types<Ts...>, std::string_view op, const tensor& x, const tensor
         [&](auto tag) {
             using T = decltype(tag);
             tensor r = prepare_out(op, dtype_of<T>, x.shape(), out);
-            unary_runs<T, T>(x, r, cycles, build);
+            if constexpr (is_widened<T>)
+                unary_runs_widened<T, T>(x, r, cycles, build);
+            else
+                unary_runs<T, T>(x, r, cycles, build);
             return r;
         },
         "x");
@@ -90,101 +107,104 @@ inline constexpr double selu_alpha = 1.6732632423543772848170429916717;
 // Each op: x -> a new tensor (or writes into *out, which must have x's shape and the result dtype
 // and may be x itself). Each throws invalid_argument_error for a dtype outside its list.
 
-/// Neg: -x. float32, float64, int32, int64; throws invalid_argument_error for other dtypes.
+/// Neg: -x. float16/32/64, bfloat16, int8..int64; throws invalid_argument_error for other dtypes.
 inline tensor neg(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::real_types{}, "Neg", x, out, 1,
+    return op_detail::unary_op(op_detail::signed_real_types{}, "Neg", x, out, 1,
                                [](const auto& v, auto) { return -v; });
 }
-/// Abs: |x|. float32, float64, int32, int64; throws invalid_argument_error for other dtypes.
+/// Abs: |x|. float16/32/64, bfloat16, int8..int64; throws invalid_argument_error for other dtypes.
 inline tensor abs(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::real_types{}, "Abs", x, out, 1,
+    return op_detail::unary_op(op_detail::signed_real_types{}, "Abs", x, out, 1,
                                [](const auto& v, auto) { return v.abs(); });
 }
-/// Sign: -1, 0 or 1 (NaN stays NaN). float32, float64, int32, int64.
+/// Sign: -1, 0 or 1 (NaN stays NaN). float16/32/64, bfloat16, int8..int64.
 /// Throws invalid_argument_error for other dtypes.
 inline tensor sign(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::real_types{}, "Sign", x, out, 2,
+    return op_detail::unary_op(op_detail::signed_real_types{}, "Sign", x, out, 2,
                                [](const auto& v, auto) { return v.sign(); });
 }
-/// Square: x*x. float32, float64, int32, int64; throws invalid_argument_error for other dtypes.
+/// Square: x*x (integers wrap). Every real type (float16/32/64, bfloat16, int8..int64,
+/// uint8..uint64); throws invalid_argument_error for other dtypes.
 inline tensor square(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::real_types{}, "Square", x, out, 1,
+    return op_detail::unary_op(op_detail::all_real_types{}, "Square", x, out, 1,
                                [](const auto& v, auto) { return v.square(); });
 }
-/// Sqrt. float32, float64; throws invalid_argument_error for other dtypes.
+/// Sqrt. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor sqrt(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Sqrt", x, out, 4,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Sqrt", x, out, 4,
                                [](const auto& v, auto) { return v.sqrt(); });
 }
-/// Rsqrt: 1/sqrt(x). float32, float64; throws invalid_argument_error for other dtypes.
+/// Rsqrt: 1/sqrt(x). float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor rsqrt(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Rsqrt", x, out, 5,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Rsqrt", x, out, 5,
                                [](const auto& v, auto) { return v.rsqrt(); });
 }
-/// Reciprocal (alias Inv): 1/x. float32, float64; throws invalid_argument_error for other dtypes.
+/// Reciprocal (alias Inv): 1/x. float16/32/64, bfloat16; throws invalid_argument_error for other
+/// dtypes.
 inline tensor reciprocal(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Reciprocal", x, out, 4,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Reciprocal", x, out, 4,
                                [](const auto& v, auto) { return v.inverse(); });
 }
-/// Exp. float32, float64; throws invalid_argument_error for other dtypes.
+/// Exp. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor exp(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Exp", x, out, 10,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Exp", x, out, 10,
                                [](const auto& v, auto) { return v.exp(); });
 }
-/// Log (natural). float32, float64; throws invalid_argument_error for other dtypes.
+/// Log (natural). float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor log(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Log", x, out, 10,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Log", x, out, 10,
                                [](const auto& v, auto) { return v.log(); });
 }
-/// Log1p: log(1 + x), accurate near 0. float32, float64; throws invalid_argument_error for other
-/// dtypes.
+/// Log1p: log(1 + x), accurate near 0. float16/32/64, bfloat16; throws invalid_argument_error for
+/// other dtypes.
 inline tensor log1p(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Log1p", x, out, 12,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Log1p", x, out, 12,
                                [](const auto& v, auto) { return v.log1p(); });
 }
-/// Tanh. float32, float64; throws invalid_argument_error for other dtypes.
+/// Tanh. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor tanh(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Tanh", x, out, 10,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Tanh", x, out, 10,
                                [](const auto& v, auto) { return v.tanh(); });
 }
-/// Sigmoid: 1 / (1 + exp(-x)). float32, float64; throws invalid_argument_error for other dtypes.
+/// Sigmoid: 1 / (1 + exp(-x)). float16/32/64, bfloat16; throws invalid_argument_error for other
+/// dtypes.
 inline tensor sigmoid(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Sigmoid", x, out, 12,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Sigmoid", x, out, 12,
                                [](const auto& v, auto) { return v.sigmoid(); });
 }
-/// Relu: max(x, 0), NaN propagates. float32, float64, int32, int64.
-/// Throws invalid_argument_error for other dtypes.
+/// Relu: max(x, 0), NaN propagates. Every real type (float16/32/64, bfloat16, int8..int64,
+/// uint8..uint64). Throws invalid_argument_error for other dtypes.
 inline tensor relu(const tensor& x, const tensor* out = nullptr) {
     return op_detail::unary_op(
-        op_detail::real_types{}, "Relu", x, out, 1, [](const auto& v, auto tag) {
+        op_detail::all_real_types{}, "Relu", x, out, 1, [](const auto& v, auto tag) {
             using T = decltype(tag);
             return v.template cwiseMax<Eigen::PropagateNaN>(v.constant(T(0)));
         });
 }
-/// Relu6: min(max(x, 0), 6), NaN propagates. float32, float64, int32, int64.
-/// Throws invalid_argument_error for other dtypes.
+/// Relu6: min(max(x, 0), 6), NaN propagates. Every real type (float16/32/64, bfloat16, int8..int64,
+/// uint8..uint64). Throws invalid_argument_error for other dtypes.
 inline tensor relu6(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::real_types{}, "Relu6", x, out, 2,
+    return op_detail::unary_op(op_detail::all_real_types{}, "Relu6", x, out, 2,
                                [](const auto& v, auto tag) {
                                    using T = decltype(tag);
                                    return v.template cwiseMax<Eigen::PropagateNaN>(v.constant(T(0)))
                                        .template cwiseMin<Eigen::PropagateNaN>(v.constant(T(6)));
                                });
 }
-/// Elu: x if x >= 0 else exp(x) - 1. float32, float64; throws invalid_argument_error for other
-/// dtypes.
+/// Elu: x if x >= 0 else exp(x) - 1. float16/32/64, bfloat16; throws invalid_argument_error for
+/// other dtypes.
 inline tensor elu(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Elu", x, out, 12,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Elu", x, out, 12,
                                [](const auto& v, auto tag) {
                                    using T = decltype(tag);
                                    return (v < v.constant(T(0))).select(v.expm1(), v);
                                });
 }
-/// Selu: scale * (x if x >= 0 else alpha * (exp(x) - 1)). float32, float64.
+/// Selu: scale * (x if x >= 0 else alpha * (exp(x) - 1)). float16/32/64, bfloat16.
 /// Throws invalid_argument_error for other dtypes.
 inline tensor selu(const tensor& x, const tensor* out = nullptr) {
     return op_detail::unary_op(
-        op_detail::float_types{}, "Selu", x, out, 14, [](const auto& v, auto tag) {
+        op_detail::all_float_types{}, "Selu", x, out, 14, [](const auto& v, auto tag) {
             using T = decltype(tag);
             const T scale = static_cast<T>(op_detail::selu_scale);
             const T scale_alpha = static_cast<T>(op_detail::selu_scale * op_detail::selu_alpha);
@@ -192,11 +212,11 @@ inline tensor selu(const tensor& x, const tensor* out = nullptr) {
                 .select(v.expm1() * v.constant(scale_alpha), v * v.constant(scale));
         });
 }
-/// Softplus: log(1 + exp(x)), computed without overflow as TF does. float32, float64.
+/// Softplus: log(1 + exp(x)), computed without overflow as TF does. float16/32/64, bfloat16.
 /// Throws invalid_argument_error for other dtypes.
 inline tensor softplus(const tensor& x, const tensor* out = nullptr) {
     return op_detail::unary_op(
-        op_detail::float_types{}, "Softplus", x, out, 24, [](const auto& v, auto tag) {
+        op_detail::all_float_types{}, "Softplus", x, out, 24, [](const auto& v, auto tag) {
             using T = decltype(tag);
             // Beyond |x| > -log(eps) - 2, log1p(exp(x)) equals x (large x) or exp(x) (very negative
             // x).
@@ -205,30 +225,31 @@ inline tensor softplus(const tensor& x, const tensor* out = nullptr) {
                 .select(v, (v < v.constant(threshold)).select(v.exp(), v.exp().log1p()));
         });
 }
-/// LeakyRelu: x if x > 0 else alpha * x. float32, float64; throws invalid_argument_error for other
-/// dtypes.
+/// LeakyRelu: x if x > 0 else alpha * x. float16/32/64, bfloat16; throws invalid_argument_error for
+/// other dtypes.
 inline tensor leaky_relu(const tensor& x, float alpha = 0.2f, const tensor* out = nullptr) {
     return op_detail::unary_op(
-        op_detail::float_types{}, "LeakyRelu", x, out, 2, [alpha](const auto& v, auto tag) {
+        op_detail::all_float_types{}, "LeakyRelu", x, out, 2, [alpha](const auto& v, auto tag) {
             using T = decltype(tag);
             return (v > v.constant(T(0))).select(v, v * v.constant(static_cast<T>(alpha)));
         });
 }
-/// Floor. float32, float64; throws invalid_argument_error for other dtypes.
+/// Floor. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor floor(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Floor", x, out, 1,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Floor", x, out, 1,
                                [](const auto& v, auto) { return v.floor(); });
 }
-/// Ceil. float32, float64; throws invalid_argument_error for other dtypes.
+/// Ceil. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor ceil(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Ceil", x, out, 1,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Ceil", x, out, 1,
                                [](const auto& v, auto) { return v.ceil(); });
 }
-/// Round: to nearest, halves to even (banker's rounding, as TF). float32, float64; ints unchanged.
+/// Round: to nearest, halves to even (banker's rounding, as TF). float16/32/64, bfloat16; int32
+/// and int64 unchanged.
 /// Throws invalid_argument_error for other dtypes.
 inline tensor round(const tensor& x, const tensor* out = nullptr) {
     return op_detail::unary_op(
-        op_detail::real_types{}, "Round", x, out, 2, [](const auto& v, auto tag) {
+        op_detail::float_and_int_types{}, "Round", x, out, 2, [](const auto& v, auto tag) {
             using T = decltype(tag);
             if constexpr (std::is_integral_v<T>)
                 return v + v.constant(T(0));
@@ -236,23 +257,24 @@ inline tensor round(const tensor& x, const tensor* out = nullptr) {
                 return v.rint();  // the default rounding mode rounds halves to even
         });
 }
-/// Sin. float32, float64; throws invalid_argument_error for other dtypes.
+/// Sin. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor sin(const tensor& x, const tensor* out = nullptr) {
     return op_detail::unary_op(
-        op_detail::float_types{}, "Sin", x, out, 10, [](const auto& v, auto tag) {
+        op_detail::all_float_types{}, "Sin", x, out, 10, [](const auto& v, auto tag) {
             return v.unaryExpr(Eigen::internal::scalar_sin_op<decltype(tag)>());
         });
 }
-/// Cos. float32, float64; throws invalid_argument_error for other dtypes.
+/// Cos. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
 inline tensor cos(const tensor& x, const tensor* out = nullptr) {
     return op_detail::unary_op(
-        op_detail::float_types{}, "Cos", x, out, 10, [](const auto& v, auto tag) {
+        op_detail::all_float_types{}, "Cos", x, out, 10, [](const auto& v, auto tag) {
             return v.unaryExpr(Eigen::internal::scalar_cos_op<decltype(tag)>());
         });
 }
-/// Erf: the error function. float32, float64; throws invalid_argument_error for other dtypes.
+/// Erf: the error function. float16/32/64, bfloat16; throws invalid_argument_error for other
+/// dtypes.
 inline tensor erf(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::float_types{}, "Erf", x, out, 20,
+    return op_detail::unary_op(op_detail::all_float_types{}, "Erf", x, out, 20,
                                [](const auto& v, auto) { return v.erf(); });
 }
 /// LogicalNot. bool only; throws invalid_argument_error for other dtypes.
