@@ -56,6 +56,23 @@ TEST_CASE("npy round trip of every supported dtype and several shapes") {
     }
 }
 
+TEST_CASE("npy_storable writes bfloat16 as float32, exactly, and passes other dtypes through") {
+    auto x = graft::tensor::from_vector<graft::bfloat16>(
+        {3}, {graft::bfloat16(1.5f), graft::bfloat16(-3.0e38f), graft::bfloat16(0.1f)});
+    bool widened = false;
+    auto f = graft::npy_storable(x, &widened);
+    CHECK(widened);
+    REQUIRE(f.type() == dtype::float32);
+    for (int i = 0; i < 3; ++i) CHECK(f.data<float>()[i] == static_cast<float>(x.data<graft::bfloat16>()[i]));
+    auto back = graft::parse_npy(graft::serialize_npy(f));
+    CHECK(graft::equal(back, f));
+    auto h = graft::tensor::from_vector<graft::half>({2}, {graft::half(0.5f), graft::half(65504.f)});
+    auto same = graft::npy_storable(h, &widened);
+    CHECK_FALSE(widened);
+    CHECK(same.type() == dtype::float16);
+    CHECK(graft::serialize_npy(same).find("'descr': '<f2'") != std::string::npos);
+}
+
 TEST_CASE("bfloat16 has no npy dtype and says so") {
     tensor x(dtype::bfloat16, {2});
     CHECK_THROWS_WITH_AS(graft::serialize_npy(x), doctest::Contains("bfloat16"), graft::unimplemented_error);
@@ -131,11 +148,15 @@ TEST_CASE("reads files numpy writes, and numpy reads graft's (python3-numpy)") {
     CHECK(v3.flat<std::uint32_t>()(3) == 1u);
 
     graft::write_npy(d + "/g.npy", graft::tensor::from_vector<double>({2, 2}, {1, 2, 3, 4.5}));
+    graft::write_npy(d + "/gh.npy", graft::tensor::from_vector<graft::half>(
+                                        {3}, {graft::half(0.5f), graft::half(-2.f), graft::half(0.1f)}));
     graft::write_npy(d + "/gs.npy", graft::tensor::from_vector<std::string>({"kernel", "b"}));
     std::string check =
         "import numpy as np\n"
         "a = np.load('" + d + "/g.npy'); assert a.dtype == np.float64 and a.shape == (2,2) and a[1,1] == 4.5\n"
-        "s = np.load('" + d + "/gs.npy'); assert list(s) == [b'kernel', b'b'], s\n";
+        "s = np.load('" + d + "/gs.npy'); assert list(s) == [b'kernel', b'b'], s\n"
+        "h = np.load('" + d + "/gh.npy'); assert h.dtype == np.float16 and h.dtype.str == '<f2'\n"
+        "assert list(h) == [np.float16(0.5), np.float16(-2), np.float16(0.1)], h\n";
     std::ofstream(dir / "r.py") << check;
     CHECK(std::system((std::string(py) + " " + (dir / "r.py").string()).c_str()) == 0);
 }

@@ -196,8 +196,13 @@ void run_model(const run_args& a) {
             std::string file = fetches[i];
             for (auto& ch : file) if (ch == '/' || ch == ':') ch = '_';
             auto p = (std::filesystem::path(a.out_dir) / (file + ".npy")).string();
-            graft::write_npy(p, out[i]);
+            bool widened = false;
+            graft::write_npy(p, graft::npy_storable(out[i], &widened));
             std::cout << "  -> " << p << "\n";
+            if (widened) {
+                std::cout << "  note: " << fetches[i]
+                          << " is bfloat16, which .npy has no dtype for: written as float32 (exact)\n";
+            }
         }
     }
     if (!a.labels.empty()) report_accuracy(out.at(0), a.labels, fetches.at(0));

@@ -5,7 +5,8 @@
 //   # python: np.load("x.npy")
 //
 // dtypes: float16/32/64, int8/16/32/64, uint8/16/32/64, bool, complex64/128, and strings (read from
-// '|S<n>' bytes or '<U<n>' unicode, written as '|S<n>'). bfloat16 has no NumPy dtype and is refused.
+// '|S<n>' bytes or '<U<n>' unicode, written as '|S<n>'); float16 is NumPy's '<f2'. bfloat16 has no
+// NumPy dtype and is refused: npy_storable(t) widens it to float32 first (what `graft run` writes).
 #pragma once
 
 #include <algorithm>
@@ -269,6 +270,20 @@ inline std::string serialize_npy(const tensor& t) {
     } else {
         out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
     }
+    return out;
+}
+
+/// `t` in a dtype .npy has: bfloat16, which NumPy has no dtype for, widened to float32 (exactly:
+/// every bfloat16 is a float32); any other tensor as it is. Sets *widened (when given) to whether
+/// it converted, so a caller can say so. Throws nothing beyond allocation.
+inline tensor npy_storable(const tensor& t, bool* widened = nullptr) {
+    const bool bf = base_type(t.type()) == dtype::bfloat16;
+    if (widened) *widened = bf;
+    if (!bf) return t;
+    tensor out = tensor::uninitialized(dtype::float32, t.shape());
+    const bfloat16* in = t.data<bfloat16>();
+    float* o = out.data<float>();
+    for (std::int64_t i = 0; i < t.num_elements(); ++i) o[i] = static_cast<float>(in[i]);
     return out;
 }
 
