@@ -111,8 +111,8 @@ inline tensor max_pool3d(const tensor& x, const pool3d_params& p = {}) {
             std::fill(dst, dst + C, std::numeric_limits<T>::lowest());
             for (std::int64_t z = lo[0]; z < hi[0]; ++z)
                 for (std::int64_t y = lo[1]; y < hi[1]; ++y)
-                    for (std::int64_t x = lo[2]; x < hi[2]; ++x) {
-                        const T* src = in + (n * iv + (z * g.in.s[1] + y) * g.in.s[2] + x) * C;
+                    for (std::int64_t xx = lo[2]; xx < hi[2]; ++xx) {
+                        const T* src = in + (n * iv + (z * g.in.s[1] + y) * g.in.s[2] + xx) * C;
                         for (std::int64_t c = 0; c < C; ++c) dst[c] = std::max(dst[c], src[c]);
                     }
         });
@@ -130,8 +130,8 @@ inline tensor avg_pool3d(const tensor& x, const pool3d_params& p = {}) {
             std::fill(dst, dst + C, T(0));
             for (std::int64_t z = lo[0]; z < hi[0]; ++z)
                 for (std::int64_t y = lo[1]; y < hi[1]; ++y)
-                    for (std::int64_t x = lo[2]; x < hi[2]; ++x) {
-                        const T* src = in + (n * iv + (z * g.in.s[1] + y) * g.in.s[2] + x) * C;
+                    for (std::int64_t xx = lo[2]; xx < hi[2]; ++xx) {
+                        const T* src = in + (n * iv + (z * g.in.s[1] + y) * g.in.s[2] + xx) * C;
                         for (std::int64_t c = 0; c < C; ++c) dst[c] += src[c];
                     }
             const std::int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
