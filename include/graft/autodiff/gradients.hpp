@@ -50,10 +50,11 @@ std::vector<std::optional<endpoint>> gradients(graph& g, const std::vector<endpo
                                                const std::vector<endpoint>& grad_ys = {},
                                                const gradient_options& options = {});
 
-/// True for the dtypes a gradient flows through: floating point, complex and resource handles.
+/// True for the dtypes a gradient flows through: floating point, complex, resource handles and
+/// variants (TensorLists: their gradients are lists, TF's _IsBackpropagatable).
 inline bool is_differentiable(dtype t) {
     dtype b = base_type(t);
-    return is_floating(b) || is_complex(b) || b == dtype::resource;
+    return is_floating(b) || is_complex(b) || b == dtype::resource || b == dtype::variant;
 }
 
 }  // namespace graft::autodiff

@@ -155,6 +155,8 @@ public:
     [[nodiscard]] variable_store& variables() { return *vars_; }
     [[nodiscard]] const std::shared_ptr<variable_store>& variables_ptr() const { return vars_; }
     session_options options;
+    /// The running graph's function library (the bodies of While / If / Case), set by session.
+    const function_library* library = nullptr;
 
     /// State a node's kernel keeps across runs (e.g. a random op's generator), made by `make` on
     /// first use. Never throws except what `make` throws.
@@ -217,7 +219,9 @@ class session {
 public:
     /// A session over a copy of `g` with fresh variables. Throws graph_error if `g` is invalid.
     explicit session(graph g, std::shared_ptr<variable_store> vars = std::make_shared<variable_store>())
-        : graph_(std::make_shared<graph>(std::move(g))), state_(std::move(vars)) {}
+        : graph_(std::make_shared<graph>(std::move(g))), state_(std::move(vars)) {
+        state_.library = &graph_->library;
+    }
     /// A session with options (default device, soft placement).
     session(graph g, session_options options, std::shared_ptr<variable_store> vars = std::make_shared<variable_store>())
         : session(std::move(g), std::move(vars)) {

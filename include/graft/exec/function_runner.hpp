@@ -1,0 +1,142 @@
+// graft/exec/function_runner.hpp — runs one function of a graph's library as a graph of its own:
+// what TF2's functional ops (While, If, Case) do with their bodies and branches.
+//
+// The body graph is built once: one _GraftCallArg node per argument, a call of the function that
+// graph/inline.hpp inlines (calls nested inside it too: PartitionedCall, a function used as an op),
+// and one _GraftCallRet node per result; a session over it (sharing the caller's variables) runs it
+// for each call(). Arguments and results are values, so resource handles (captured variables) and
+// TensorLists pass through as they are. Nested While / If nodes stay functional ops: their own
+// kernels run them (the body graph carries the library).
+//
+//   function_runner body(*c.state().library, c.attr("body").func(), "While 'w'", c.state());
+//   std::vector<value> next = body.call(loop_vars);
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graft/exec/session.hpp"
+#include "graft/graph/inline.hpp"
+
+namespace graft::exec {
+
+/// The arguments a running body reads and the results it hands back (_GraftCallArg / _GraftCallRet).
+struct call_frame {
+    std::vector<value> args;
+    std::vector<value> rets;
+};
+
+namespace function_detail {
+inline constexpr const char* frame_key = "__graft_call_frame";
+}
+
+/// One library function instantiated with its attrs, ready to run. call() is serialized (one
+/// frame per runner).
+class function_runner {
+public:
+    /// Builds the body graph of `f` from `lib`; `who` names the calling node in errors. Throws
+    /// not_found_error for a function the library lacks and graph_error from inlining.
+    function_runner(const function_library& lib, const func_attr& f, std::string who, session_state& caller)
+        : name_(f.name), who_(std::move(who)), frame_(std::make_shared<call_frame>()) {
+        const function_def& fd = lib.at(f.name);
+        for (auto& a : fd.signature.inputs) append_arg_dtypes(fd.signature, a, f.attrs, who_, in_types_);
+        for (auto& a : fd.signature.outputs) append_arg_dtypes(fd.signature, a, f.attrs, who_, out_types_);
+        graph g;
+        g.versions.producer = 1000;
+        g.library = lib;
+        g.register_library_ops();
+        node call("call", f.name);
+        call.attrs = f.attrs;
+        for (std::size_t i = 0; i < in_types_.size(); ++i) {
+            node a("arg_" + std::to_string(i), "_GraftCallArg");
+            a.attrs.set("T", in_types_[i]);
+            a.attrs.set("index", static_cast<std::int64_t>(i));
+            call.inputs.push_back({a.name, 0});
+            g.add_node(std::move(a));
+        }
+        g.add_node(std::move(call));
+        inline_functions(g);
+        const node& done = g.at("call");
+        std::vector<endpoint> outs = done.inputs;
+        targets_ = done.control_inputs;
+        if (outs.size() != out_types_.size()) {
+            throw graph_error(detail::cat(who_, ": function '", name_, "' binds ", outs.size(), " results for ",
+                                          out_types_.size(), " outputs"));
+        }
+        for (std::size_t j = 0; j < outs.size(); ++j) {
+            node r("ret_" + std::to_string(j), "_GraftCallRet");
+            r.inputs.push_back(outs[j]);
+            r.attrs.set("T", out_types_[j]);
+            r.attrs.set("index", static_cast<std::int64_t>(j));
+            targets_.push_back(r.name);
+            g.add_node(std::move(r));
+        }
+        g.remove_node("call");
+        session_ = std::make_unique<session>(std::move(g), caller.options, caller.variables_ptr());
+        auto frame = frame_;
+        (void)session_->state().node_state<std::shared_ptr<call_frame>>(function_detail::frame_key,
+                                                                          [&] { return frame; });
+    }
+
+    [[nodiscard]] const std::string& name() const { return name_; }
+    [[nodiscard]] const std::vector<dtype>& input_types() const { return in_types_; }
+    [[nodiscard]] const std::vector<dtype>& output_types() const { return out_types_; }
+
+    /// Runs the function on `args` (one per input) and returns its results. Throws
+    /// invalid_argument_error for a wrong argument count or dtype, and what the body throws.
+    std::vector<value> call(std::vector<value> args) {
+        if (args.size() != in_types_.size()) {
+            throw invalid_argument_error(detail::cat(who_, ": function '", name_, "' takes ", in_types_.size(),
+                                                     " arguments, given ", args.size()));
+        }
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            dtype t = type_of(args[i]);
+            if (t != in_types_[i] && t != dtype::invalid) {
+                throw invalid_argument_error(detail::cat(who_, ": argument ", i, " of function '", name_, "' must be ",
+                                                         dtype_name(in_types_[i]), " but is ", dtype_name(t)));
+            }
+        }
+        std::lock_guard lock(mu_);
+        frame_->args = std::move(args);
+        frame_->rets.assign(out_types_.size(), value{});
+        struct clear_frame {
+            call_frame& f;
+            ~clear_frame() { f.args.clear(); }
+        } guard{*frame_};
+        session_->run({}, {}, targets_);
+        for (std::size_t j = 0; j < frame_->rets.size(); ++j) {
+            if (!frame_->rets[j].present()) {
+                throw graph_error(detail::cat(who_, ": function '", name_, "' produced no value for result ", j));
+            }
+        }
+        return std::move(frame_->rets);
+    }
+
+    /// The dtype a value carries (resource for handles, invalid for dead values).
+    static dtype type_of(const value& v) {
+        if (v.is_resource) return dtype::resource;
+        if (v.is_ref && v.var) return v.var->type;
+        return v.t.valid() ? v.t.type() : dtype::invalid;
+    }
+
+private:
+    std::string name_, who_;
+    std::vector<dtype> in_types_, out_types_;
+    std::vector<std::string> targets_;
+    std::shared_ptr<call_frame> frame_;
+    std::unique_ptr<session> session_;
+    std::mutex mu_;
+};
+
+/// The frame of the body this kernel runs in. Throws graph_error naming the node outside one.
+inline call_frame& frame_of(kernel_context& c) {
+    auto& f = c.state().node_state<std::shared_ptr<call_frame>>(function_detail::frame_key,
+                                                                  [] { return std::shared_ptr<call_frame>(); });
+    if (!f) c.fail(c.n().op + " runs only inside a function body run by a functional op (While, If, Case)");
+    return *f;
+}
+
+}  // namespace graft::exec
