@@ -359,3 +359,47 @@ TEST_CASE("FakeQuantWithMinMaxArgs/Vars quantize on the nudged grid; their gradi
     CHECK_THROWS_WITH_AS(run1("FakeQuantWithMinMaxArgs", {x}, {{"min", 1.0f}, {"max", 1.0f}}),
                          doctest::Contains("min has to be smaller than max"), graft::error);
 }
+
+TEST_CASE("CumulativeLogsumexp: log of the running sum of exps (exclusive, reverse) and its gradient") {
+    auto x = f64({3}, {0.5, -1, 2});
+    auto ax = i32({}, {0});
+    auto e = [](double a) { return std::exp(a); };
+    check_close(run1("CumulativeLogsumexp", {x, ax}),
+                {0.5, std::log(e(0.5) + e(-1)), std::log(e(0.5) + e(-1) + e(2))});
+    auto ex = run1("CumulativeLogsumexp", {x, ax}, {{"exclusive", true}, {"reverse", true}});
+    auto v = values(ex);
+    CHECK(v[0] == doctest::Approx(std::log(e(-1) + e(2))));
+    CHECK(v[1] == doctest::Approx(2.0));
+    CHECK(std::isinf(v[2]));
+    CHECK(v[2] < 0);
+    check_close(run1("CumulativeLogsumexp", {f32({2, 2}, {0, 1, 2, 3}), i32({}, {1})}),
+                {0, std::log(1 + e(1)), 2, std::log(e(2) + e(3))}, 1e-6);
+    for (bool rev : {false, true}) {
+        attr_list at = {{"reverse", rev}};
+        CHECK(grad_error("CumulativeLogsumexp", {f64({2, 3}, {0.5, -1, 2, 0.1, 0.3, -0.7})}, {i32({}, {1})}, at) <
+              1e-6);
+    }
+}
+
+TEST_CASE("PopulationCount counts set bits") {
+    check_close(run1("PopulationCount", {i32({4}, {0, 7, -1, 1 << 30})}), {0, 3, 32, 1});
+    auto u = run1("PopulationCount", {graft::cast(i32({2}, {255, 16}), dtype::uint8)});
+    CHECK(u.type() == dtype::uint8);
+    check_close(u, {8, 1});
+}
+
+TEST_CASE("FakeQuantWithMinMaxVarsPerChannel quantizes each last-dim channel on its own grid; its gradient") {
+    // channel 0: [-1, 2] with 2 bits (step 1); channel 1: [0, 0] gives zeros
+    auto x = f32({3, 2}, {-3.f, 5.f, 0.6f, 1.f, 1.5f, -2.f});
+    auto lo = f32({2}, {-1, 0}), hi = f32({2}, {2, 0});
+    attr_list nb = {{"num_bits", std::int64_t{2}}};
+    check_close(run1("FakeQuantWithMinMaxVarsPerChannel", {x, lo, hi}, nb), {-1, 0, 1, 0, 2, 0}, 1e-6);
+    auto g = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+    auto r = run_n("FakeQuantWithMinMaxVarsPerChannelGradient", {g, f32({3, 2}, {-3.f, 5.f, 0.6f, 1.f, 4.f, -2.f}), lo, hi},
+                   nb);
+    check_close(r[0], {0, 2, 3, 4, 0, 6});
+    check_close(r[1], {1, 0});
+    check_close(r[2], {5, 0});
+    CHECK_THROWS_WITH_AS(run1("FakeQuantWithMinMaxVarsPerChannel", {x, f32({3}, {0, 0, 0}), f32({3}, {1, 1, 1})}),
+                         doctest::Contains("last dim"), graft::error);
+}

@@ -1,4 +1,4 @@
-// graft/ops/bitwise.hpp — bit-level ops as TensorFlow defines them: Invert, BitwiseAnd/Or/Xor,
+// graft/ops/bitwise.hpp — bit-level ops as TensorFlow defines them: Invert, PopulationCount, BitwiseAnd/Or/Xor,
 // LeftShift/RightShift (integer types, broadcasting), Bitcast (reinterpret the bytes as another
 // dtype, sharing the buffer) and CompareAndBitpack (threshold tests packed 8 to a uint8).
 //
@@ -8,6 +8,7 @@
 //   tensor p = ops::compare_and_bitpack(x, thr);       // [..., 8k] -> uint8[..., k]
 #pragma once
 
+#include <bit>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -128,6 +129,15 @@ inline tensor compare_and_bitpack(const tensor& x, const tensor& threshold) {
             return out;
         },
         "input");
+}
+
+/// PopulationCount: the number of set bits of each element (uint8), int8..uint64. Throws
+/// invalid_argument_error for other dtypes.
+inline tensor population_count(const tensor& x) {
+    return math_detail::map_unary<std::uint8_t>(math_detail::int_types{}, "PopulationCount", x, 2, [](auto v) {
+        using U = std::make_unsigned_t<decltype(v)>;
+        return static_cast<std::uint8_t>(std::popcount(static_cast<U>(v)));
+    });
 }
 
 }  // namespace graft::ops

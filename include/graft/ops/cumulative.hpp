@@ -1,5 +1,5 @@
-// graft/ops/cumulative.hpp — scans and counting ops as TensorFlow defines them: Cumsum and Cumprod
-// (exclusive, reverse), HistogramFixedWidth, Bincount and LinSpace.
+// graft/ops/cumulative.hpp — scans and counting ops as TensorFlow defines them: Cumsum, Cumprod and
+// CumulativeLogsumexp (exclusive, reverse), HistogramFixedWidth, Bincount and LinSpace.
 //
 //   tensor s = ops::cumulative("Cumsum", x, 1, /*exclusive=*/false, /*reverse=*/true);
 //   tensor h = ops::histogram_fixed_width(values, range, 5, dtype::int32);
@@ -7,7 +7,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -180,6 +182,51 @@ inline tensor linspace(const tensor& start, const tensor& stop, std::int64_t num
             return out;
         },
         "start");
+}
+
+/// CumulativeLogsumexp of x along `axis`: element i of each line is log(sum(exp(x[0..i]))) (exclusive:
+/// 0..i-1, the first being -inf; reverse: from the end), accumulated pairwise as
+/// max + log1p(exp(min - max)) like TF's scan. float32/float64/float16. Throws invalid_argument_error
+/// for a scalar x, a bad axis or another dtype.
+inline tensor cumulative_logsumexp(const tensor& x, std::int64_t axis, bool exclusive, bool reverse) {
+    using math_detail::cat;
+    constexpr std::string_view op = "CumulativeLogsumexp";
+    op_detail::require_input(op, x, "x");
+    if (x.rank() < 1) throw invalid_argument_error(cat(op, ": x must have rank >= 1 but is a scalar"));
+    const int ax = op_detail::normalize_axis(op, axis, x.rank());
+    const auto& d = x.shape().dims();
+    const std::int64_t outer = op_detail::dim_product(d, 0, static_cast<std::size_t>(ax));
+    const std::int64_t n = d[static_cast<std::size_t>(ax)];
+    const std::int64_t inner = op_detail::dim_product(d, static_cast<std::size_t>(ax) + 1, d.size());
+    return op_detail::dispatch<float, double, half>(
+        x.type(), op,
+        [&](auto tag) {
+            using T = decltype(tag);
+            using C = math_detail::compute_t<T>;
+            tensor out = tensor::uninitialized(dtype_of<T>, x.shape());
+            const T* in = x.data<T>();
+            T* o = out.data<T>();
+            const C ninf = -std::numeric_limits<C>::infinity();
+            auto lse = [ninf](C a, C b) {
+                if (a == ninf && b == ninf) return ninf;
+                const C hi = a < b ? b : a, lo = a < b ? a : b;
+                return static_cast<C>(hi + std::log1p(std::exp(lo - hi)));
+            };
+            for (std::int64_t q = 0; q < outer; ++q) {
+                for (std::int64_t i = 0; i < inner; ++i) {
+                    T acc = static_cast<T>(ninf);
+                    for (std::int64_t s = 0; s < n; ++s) {
+                        const std::int64_t k = reverse ? n - 1 - s : s;
+                        const std::int64_t at = (q * n + k) * inner + i;
+                        if (exclusive) o[at] = acc;
+                        acc = static_cast<T>(lse(static_cast<C>(acc), static_cast<C>(in[at])));
+                        if (!exclusive) o[at] = acc;
+                    }
+                }
+            }
+            return out;
+        },
+        "x");
 }
 
 }  // namespace graft::ops

@@ -1,5 +1,5 @@
 // graft/ops/fake_quant.hpp — TensorFlow's fake quantization (FakeQuantWithMinMaxArgs/Vars and their
-// gradient ops): float32 values clamped to a [min, max] range nudged so that 0 is exactly
+// gradient ops, and the per-channel forms): float32 values clamped to a [min, max] range nudged so that 0 is exactly
 // representable, then rounded to one of 2^num_bits (narrow_range: 2^num_bits - 1) levels.
 //
 //   tensor q = ops::fake_quant(x, -6.f, 6.f, 8, false, /*vars=*/false);
@@ -47,6 +47,20 @@ inline void check_attrs(std::string_view op, int num_bits) {
 inline void check_float(std::string_view op, const tensor& t, std::string_view what) {
     op_detail::require_input(op, t, what);
     op_detail::require_dtype(op, t, what, dtype::float32);
+}
+
+/// The channel count (x's last dim) after checking min and max are float32 vectors of that size.
+inline std::int64_t check_channels(std::string_view op, const tensor& x, const tensor& min, const tensor& max) {
+    check_float(op, min, "min");
+    check_float(op, max, "max");
+    if (x.rank() < 1) throw shape_error(op_detail::cat(op, ": inputs must have rank >= 1 but is a scalar"));
+    const std::int64_t d = x.dim(-1);
+    for (const tensor* t : {&min, &max}) {
+        if (t->rank() != 1 || t->dim(0) != d)
+            throw invalid_argument_error(op_detail::cat(op, ": min and max must be vectors of the last dim's size ", d,
+                                                        " but are ", min.shape().str(), " and ", max.shape().str()));
+    }
+    return d;
 }
 
 }  // namespace fake_quant_detail
@@ -137,6 +151,81 @@ inline std::tuple<tensor, tensor, tensor> fake_quant_vars_gradient(const tensor&
         }
     }
     return {dx, tensor::scalar_of(below), tensor::scalar_of(above)};
+}
+
+/// FakeQuantWithMinMaxVarsPerChannel: fake_quant with its own [min[c], max[c]] for each channel c of
+/// the last dim (min and max float32 vectors of that size; a channel with min = max = 0 gives
+/// zeros). Throws invalid_argument_error for bad dtypes, num_bits outside [2, 16], or min/max not of
+/// the last dim's size.
+inline tensor fake_quant_per_channel(const tensor& x, const tensor& min, const tensor& max, int num_bits,
+                                     bool narrow_range) {
+    using namespace fake_quant_detail;
+    constexpr std::string_view op = "FakeQuantWithMinMaxVarsPerChannel";
+    check_float(op, x, "inputs");
+    const std::int64_t d = check_channels(op, x, min, max);
+    check_attrs(op, num_bits);
+    tensor out = tensor::uninitialized(dtype::float32, x.shape());
+    const float* in = x.data<float>();
+    float* o = out.data<float>();
+    const std::int64_t rows = d == 0 ? 0 : x.num_elements() / d;
+    for (std::int64_t c = 0; c < d; ++c) {
+        const float lo = min.data<float>()[c], hi = max.data<float>()[c];
+        const bool zero_range = lo == 0.0f && hi == 0.0f;
+        const grid g = zero_range ? grid{} : nudge(lo, hi, num_bits, narrow_range);
+        const float zero = std::floor(-g.nudged_min * g.inv_scale + 0.5f);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const std::int64_t i = r * d + c;
+            if (zero_range) {
+                o[i] = 0.0f;
+                continue;
+            }
+            const float v = std::max(std::min(in[i], g.nudged_max), g.nudged_min) - g.nudged_min;
+            o[i] = std::floor(v * g.inv_scale - zero + 0.5f) * g.scale;
+        }
+    }
+    return out;
+}
+
+/// FakeQuantWithMinMaxVarsPerChannelGradient: per channel of the last dim, (gradients inside the
+/// nudged range, the sums below and above it as vectors). Throws as fake_quant_per_channel, and
+/// shape_error when gradients and inputs differ in shape.
+inline std::tuple<tensor, tensor, tensor> fake_quant_per_channel_gradient(const tensor& grads, const tensor& x,
+                                                                          const tensor& min, const tensor& max,
+                                                                          int num_bits, bool narrow_range) {
+    using namespace fake_quant_detail;
+    constexpr std::string_view op = "FakeQuantWithMinMaxVarsPerChannelGradient";
+    check_float(op, grads, "gradients");
+    check_float(op, x, "inputs");
+    if (!(grads.shape() == x.shape()))
+        throw shape_error(op_detail::cat(op, ": gradients ", grads.shape().str(), " and inputs ", x.shape().str(),
+                                         " must have one shape"));
+    const std::int64_t d = check_channels(op, x, min, max);
+    check_attrs(op, num_bits);
+    tensor dx = tensor::uninitialized(dtype::float32, x.shape());
+    tensor dmin(dtype::float32, shape{d}), dmax(dtype::float32, shape{d});
+    const float* gi = grads.data<float>();
+    const float* in = x.data<float>();
+    float* o = dx.data<float>();
+    const std::int64_t rows = d == 0 ? 0 : x.num_elements() / d;
+    for (std::int64_t c = 0; c < d; ++c) {
+        const float lo = min.data<float>()[c], hi = max.data<float>()[c];
+        const bool zero_range = lo == 0.0f && hi == 0.0f;
+        const grid g = zero_range ? grid{} : nudge(lo, hi, num_bits, narrow_range);
+        float below = 0, above = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const std::int64_t i = r * d + c;
+            if (zero_range) {
+                o[i] = gi[i];
+                continue;
+            }
+            o[i] = in[i] >= g.nudged_min && in[i] <= g.nudged_max ? gi[i] : 0.0f;
+            if (in[i] < g.nudged_min) below += gi[i];
+            if (in[i] > g.nudged_max) above += gi[i];
+        }
+        dmin.data<float>()[c] = below;
+        dmax.data<float>()[c] = above;
+    }
+    return {dx, dmin, dmax};
 }
 
 }  // namespace graft::ops

@@ -199,6 +199,21 @@ inline void register_math_more_other(gradient_registry& r) {
         out[0] = over(b, s, c.input(0));
         return out;
     });
+    // TF's rule: the incoming gradient split by sign and taken to log space, scanned the other way
+    r.add("CumulativeLogsumexp", [](grad_context& c) -> grad_list {
+        grad_list out(2);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        const auto& b = c.b();
+        E x = c.input(0), y = c.output(0);
+        auto part = [&](const E& signed_g) {
+            E log_g = b.op("Log", {b.op("Relu", {signed_g})});  // -inf where that sign is absent
+            E scan = b.op("CumulativeLogsumexp", {minus(b, log_g, y), c.input(1)}, scan_attrs(c, true));
+            return b.op("Exp", {plus(b, scan, x)});
+        };
+        out[0] = minus(b, part(*g), part(neg(b, *g)));
+        return out;
+    });
     r.add("AccumulateNV2", [](grad_context& c) {
         return grad_list(static_cast<std::size_t>(c.num_inputs()), c.grad(0));
     });
@@ -225,16 +240,20 @@ inline void register_math_more_other(gradient_registry& r) {
         out[0] = c.b().op("FakeQuantWithMinMaxArgsGradient", {*g, c.input(0)}, a);
         return out;
     });
-    r.add("FakeQuantWithMinMaxVars", [](grad_context& c) -> grad_list {
-        grad_list out(3);
-        auto& g = c.grad(0);
-        if (!g) return out;
-        attr_list a;
-        for (const char* n : {"num_bits", "narrow_range"}) c.copy_attr(a, n);
-        auto r3 = c.b().op_n("FakeQuantWithMinMaxVarsGradient", {*g, c.input(0), c.input(1), c.input(2)}, a);
-        for (std::size_t i = 0; i < 3; ++i) out[i] = r3[i];
-        return out;
-    });
+    auto vars_rule = [](const char* grad_op) {
+        return [grad_op](grad_context& c) -> grad_list {
+            grad_list out(3);
+            auto& g = c.grad(0);
+            if (!g) return out;
+            attr_list a;
+            for (const char* n : {"num_bits", "narrow_range"}) c.copy_attr(a, n);
+            auto r3 = c.b().op_n(grad_op, {*g, c.input(0), c.input(1), c.input(2)}, a);
+            for (std::size_t i = 0; i < 3; ++i) out[i] = r3[i];
+            return out;
+        };
+    };
+    r.add("FakeQuantWithMinMaxVars", vars_rule("FakeQuantWithMinMaxVarsGradient"));
+    r.add("FakeQuantWithMinMaxVarsPerChannel", vars_rule("FakeQuantWithMinMaxVarsPerChannelGradient"));
 }
 
 inline void register_math_more(gradient_registry& r) {

@@ -61,6 +61,7 @@ inline void register_math_more(kernel_registry& r) {
 
     // bits
     r.add("Invert", [](kernel_context& c) { c.set_output(0, ops::invert(c.input(0))); });
+    r.add("PopulationCount", [](kernel_context& c) { c.set_output(0, ops::population_count(c.input(0))); });
     for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"}) {
         std::string o(op);
         r.add(o, [o](kernel_context& c) { c.set_output(0, ops::bitwise_binary(o, c.input(0), c.input(1))); });
@@ -78,6 +79,11 @@ inline void register_math_more(kernel_registry& r) {
                                             c.attr_or<bool>("reverse", false)));
         }, host({1}));
     }
+    r.add("CumulativeLogsumexp", [](kernel_context& c) {
+        auto axis = ops::op_detail::int_scalar("CumulativeLogsumexp", c.input(1), "axis");
+        c.set_output(0, ops::cumulative_logsumexp(c.input(0), axis, c.attr_or<bool>("exclusive", false),
+                                                  c.attr_or<bool>("reverse", false)));
+    }, host({1}));
     r.add("HistogramFixedWidth", [](kernel_context& c) {
         auto nbins = ops::op_detail::int_scalar("HistogramFixedWidth", c.input(2), "nbins");
         c.set_output(0, ops::histogram_fixed_width(c.input(0), c.input(1), nbins, c.attr_or("dtype", dtype::int32)));
@@ -116,6 +122,17 @@ inline void register_math_more(kernel_registry& r) {
         c.set_output(1, dmin);
         c.set_output(2, dmax);
     }, host({2, 3}));
+    r.add("FakeQuantWithMinMaxVarsPerChannel", [bits](kernel_context& c) {
+        c.set_output(0, ops::fake_quant_per_channel(c.input(0), c.input(1), c.input(2), bits(c),
+                                                    c.attr_or<bool>("narrow_range", false)));
+    });
+    r.add("FakeQuantWithMinMaxVarsPerChannelGradient", [bits](kernel_context& c) {
+        auto [dx, dmin, dmax] = ops::fake_quant_per_channel_gradient(c.input(0), c.input(1), c.input(2), c.input(3),
+                                                                     bits(c), c.attr_or<bool>("narrow_range", false));
+        c.set_output(0, dx);
+        c.set_output(1, dmin);
+        c.set_output(2, dmax);
+    });
 }
 
 }  // namespace graft::exec::kernels

@@ -12,8 +12,9 @@ inline void math_more_op_specs(std::vector<std::string>& s) {
     // bits
     s.push_back("Bitcast(input: T) -> (output: type); T: type; type: type; nograd");
     s.push_back("CompareAndBitpack(input: T, threshold: T) -> (output: uint8); T: type; nograd");
+    s.push_back("PopulationCount(x: T) -> (y: uint8); T: type; nograd");
     // scans and sums
-    for (const char* op : {"Cumsum", "Cumprod"}) {
+    for (const char* op : {"Cumsum", "Cumprod", "CumulativeLogsumexp"}) {
         s.push_back(std::string(op) + "(x: T, axis: Tidx) -> (out: T); exclusive: bool = false; reverse: bool = false; "
                                       "T: type; Tidx: type = int32; shape_preserving");
     }
@@ -40,6 +41,10 @@ inline void math_more_op_specs(std::vector<std::string>& s) {
     s.push_back("FakeQuantWithMinMaxVars(inputs: float, min: float, max: float) -> (outputs: float)" + fq +
                 "; shape_preserving");
     s.push_back("FakeQuantWithMinMaxVarsGradient(gradients: float, inputs: float, min: float, max: float) -> "
+                "(backprops_wrt_input: float, backprop_wrt_min: float, backprop_wrt_max: float)" + fq + "; nograd");
+    s.push_back("FakeQuantWithMinMaxVarsPerChannel(inputs: float, min: float, max: float) -> (outputs: float)" + fq +
+                "; shape_preserving");
+    s.push_back("FakeQuantWithMinMaxVarsPerChannelGradient(gradients: float, inputs: float, min: float, max: float) -> "
                 "(backprops_wrt_input: float, backprop_wrt_min: float, backprop_wrt_max: float)" + fq + "; nograd");
 }
 
