@@ -3,6 +3,7 @@
 //   graft::train::summary_writer w("logs/run1");        // logs/run1/events.out.tfevents.<secs>.<host>
 //   w.add_graph(g);                                     // the Graphs tab (needs graft::tf linked)
 //   for (int step = 0; step < n; ++step) w.add_scalar("loss", loss, step);   // the Scalars tab
+//   w.add_summary(merged.data<std::string>()[0], step);  // what a graph's MergeSummary op made
 //
 //   for (const auto& e : graft::train::read_events(w.path()))
 //       if (auto v = e.scalar("loss")) std::cout << e.step << " " << *v << "\n";
@@ -205,6 +206,15 @@ public:
         e.scalars = values;
         e.has_summary = true;
         add_event(e);
+    }
+    /// A serialized tensorflow.Summary as TF's summary ops make it (ScalarSummary, HistogramSummary,
+    /// MergeSummary: a scalar string tensor's value), as FileWriter.add_summary does. Throws io_error.
+    void add_summary(std::string_view summary_bytes, std::int64_t step) {
+        event e = stamped(step);
+        std::string bytes = encode_event(e);
+        tf::wire::writer w;
+        w.message(detail::event_summary, summary_bytes);  // `what` is a oneof: written even when empty
+        writer_.write(bytes + w.str());
     }
     /// A serialized GraphDef for the Graphs tab. Throws io_error.
     void add_graph_def(std::string graph_def_bytes, std::int64_t step = 0) {
