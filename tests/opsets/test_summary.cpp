@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "graft/tf/graph_io.hpp"
 #include "graft/tf/wire.hpp"
 #include "graft/train/summary.hpp"
 #include "support/fixtures.hpp"
@@ -170,4 +172,31 @@ TEST_CASE("NearestNeighbors: the k nearest centers, nearest first, ties to the l
                                 b2.constant(tensor::scalar_of<std::int64_t>(1))}, {}, "bad");
     graft::exec::session s2(g2);
     CHECK_THROWS_WITH(s2.run({}, {"bad:0"}), doctest::Contains("point_dimensions == center_dimensions: 3 vs 2"));
+}
+
+TEST_CASE("graft run --summary-dir writes the fetched summaries into an event file, one event per run") {
+    graft::graph g;
+    graft::graph_builder b(g);
+    auto x = b.op("Placeholder", {}, {{"dtype", dtype::float32}}, "x");
+    auto sq = b.op("Square", {x}, {}, "sq");
+    b.add("ScalarSummary", {b.constant(tensor::scalar_of<std::string>("x_squared")), sq}, {}, "s");
+    auto dir = graft::test::scratch("cli_summary");
+    graft::tf::write_graph(g, (dir / "g.pb").string());
+    std::string out;
+    REQUIRE(graft::test::run_command(std::string(GRAFT_CLI) + " run " + (dir / "g.pb").string() +
+                                         " --feed x=3 --fetch s:0 --repeat 2 --step 10 --summary-dir " +
+                                         (dir / "logs").string(), out) == 0);
+    INFO(out);
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "logs")) files.push_back(e.path().string());
+    REQUIRE(files.size() == 1);
+    auto ev = graft::train::read_events(files[0]);
+    REQUIRE(ev.size() == 3);  // file_version, then one event per run
+    CHECK(ev[1].step == 10);
+    CHECK(ev[2].step == 11);
+    CHECK(ev[1].scalar("x_squared") == 9.0f);
+    // a fetch that no summary op made is refused
+    CHECK(graft::test::run_command(std::string(GRAFT_CLI) + " run " + (dir / "g.pb").string() +
+                                       " --feed x=3 --fetch sq:0 --summary-dir " + (dir / "logs2").string(), out) != 0);
+    CHECK(out.find("no fetch is made by a summary op") != std::string::npos);
 }

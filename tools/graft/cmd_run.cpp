@@ -5,16 +5,19 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "graft/core.hpp"
 #include "graft/exec/model.hpp"
 #include "graft/ops/reduce.hpp"
+#include "graft/train/summary.hpp"
 
 namespace graft_cmd_run {  // named, not anonymous: the CLI builds as one unity translation unit
 
 struct run_args {
-    std::string model, ckpt, signature, out_dir, labels;
+    std::string model, ckpt, signature, out_dir, labels, summary_dir;
+    std::int64_t step = 0;
     std::vector<std::string> feeds, fetches, targets, tags;
     int repeat = 1;
     bool init = false;
@@ -185,10 +188,28 @@ void run_model(const run_args& a) {
             throw graft::invalid_argument_error("nothing to run", {}, "give --fetch NAME or --target OP (or --signature S)");
         }
     }
+    // --summary-dir: the fetches made by TF's summary ops go to an event file, one event per run.
+    std::vector<std::size_t> summaries;
+    std::optional<graft::train::summary_writer> events;
+    if (!a.summary_dir.empty()) {
+        for (std::size_t k = 0; k < fetches.size(); ++k) {
+            const graft::node* n = runner.sess().g().find(graft::endpoint::parse(fetches[k]).node);
+            if (n && (n->op == "ScalarSummary" || n->op == "HistogramSummary" || n->op == "MergeSummary")) summaries.push_back(k);
+        }
+        if (summaries.empty()) {
+            throw graft::invalid_argument_error("--summary-dir: no fetch is made by a summary op", {},
+                                                "fetch the graph's ScalarSummary/HistogramSummary/MergeSummary output");
+        }
+        events.emplace(a.summary_dir);
+    }
     std::vector<graft::tensor> out;
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < std::max(1, a.repeat); ++i) out = runner.run(feeds, fetches, a.targets);
+    for (int i = 0; i < std::max(1, a.repeat); ++i) {
+        out = runner.run(feeds, fetches, a.targets);
+        for (auto k : summaries) events->add_summary(out[k].data<std::string>()[0], a.step + i);
+    }
     auto dt = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (events) std::cout << "summaries of " << summaries.size() << " fetches -> " << events->path() << "\n";
     if (!a.out_dir.empty()) std::filesystem::create_directories(a.out_dir);
     for (std::size_t i = 0; i < out.size(); ++i) {
         std::cout << fetches[i] << " " << out[i].describe() << "\n" << graft::to_string(out[i]) << "\n";
@@ -224,6 +245,10 @@ void add_run(CLI::App& app) {
     cmd->add_option("--out", a.out_dir, "Folder to write each fetched tensor as <name>.npy");
     cmd->add_option("--labels", a.labels, "Class labels .npy: print the argmax accuracy of the first fetch");
     cmd->add_option("--repeat", a.repeat, "Run N times and report the mean time")->capture_default_str();
+    cmd->add_option("--summary-dir", a.summary_dir,
+                    "Append the fetched outputs of summary ops (ScalarSummary, HistogramSummary, MergeSummary) to "
+                    "an event file there, one event per run (TensorBoard reads it)");
+    cmd->add_option("--step", a.step, "Global step of the first run's summary events")->capture_default_str();
     cmd->callback([] { run_model(a); });
 }
 
