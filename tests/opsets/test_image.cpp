@@ -2,7 +2,7 @@
 // align_corners / half_pixel_centers) against float64 references written here from TF's sampling
 // rules, colour-space ops and adjustments, NonMaxSuppression V1-V5 on TF's own test boxes,
 // DrawBoundingBoxesV2, bad-input errors, and the gradients of ResizeBilinear,
-// ResizeNearestNeighbor and AdjustContrastv2 through graft's checker.
+// ResizeNearestNeighbor, AdjustContrastv2 and CropAndResize (image and boxes) through graft's checker.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -265,4 +265,46 @@ TEST_CASE("Gradients of ResizeBilinear, ResizeNearestNeighbor and AdjustContrast
         {f64({2, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8, -1, 0.5, 2, 0, 3, 1, 1, 2}), f64({}, {1.5})}, {.delta = 1e-3});
     INFO(c.str());
     CHECK(c.max_rel_error < 1e-3);
+}
+
+TEST_CASE("CropAndResize: bilinear and nearest crops, extrapolation outside the image, bad box_ind") {
+    auto img = f32({1, 2, 2, 1}, {1, 2, 3, 4});
+    auto box_ind = i32({1}, {0});
+    auto out = run1("CropAndResize", {img, f32({1, 4}, {0, 0, 1, 1}), box_ind, i32({2}, {3, 3})});
+    CHECK(out[0].shape() == shape{1, 3, 3, 1});
+    check_close(values(out[0]), {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}, 1e-6);
+    auto nn = run1("CropAndResize", {img, f32({1, 4}, {0, 0, 1, 1}), box_ind, i32({2}, {3, 3})},
+                   {{"method", std::string("nearest")}});
+    check_close(values(nn[0]), {1, 2, 2, 3, 4, 4, 3, 4, 4}, 1e-6);  // round(0.5) = 1
+    // a box reaching past the bottom-right corner: samples outside get the extrapolation value
+    auto ex = run1("CropAndResize", {img, f32({1, 4}, {0.5f, 0.5f, 1.5f, 1.5f}), box_ind, i32({2}, {2, 2})},
+                   {{"extrapolation_value", -1.0f}});
+    check_close(values(ex[0]), {2.5, -1, -1, -1}, 1e-6);
+    // a single-pixel crop samples the box centre
+    auto c1 = run1("CropAndResize", {img, f32({1, 4}, {0, 0, 1, 1}), box_ind, i32({2}, {1, 1})});
+    check_close(values(c1[0]), {2.5}, 1e-6);
+    CHECK_THROWS_WITH_AS(run1("CropAndResize", {img, f32({1, 4}, {0, 0, 1, 1}), i32({1}, {1}), i32({2}, {3, 3})}),
+                         doctest::Contains("box_ind[0] = 1 is outside [0, 1)"), graft::error);
+}
+
+TEST_CASE("Gradients of CropAndResize w.r.t. the image and the boxes match finite differences") {
+    const auto img = image(4, 5);
+    auto r = graft::autodiff::check_gradients(
+        [](const graft::graph_builder& b, const std::vector<endpoint>& xs) {
+            auto boxes = b.constant(f32({2, 4}, {0.1f, 0.2f, 0.8f, 0.9f, 0.3f, 0.05f, 0.6f, 0.7f}));
+            return std::vector<endpoint>{
+                b.op("CropAndResize", {xs[0], boxes, b.constant(i32({2}, {0, 0})), b.constant(i32({2}, {3, 2}))})};
+        },
+        {f64({1, 4, 5, 1}, img)}, {.delta = 1e-2});
+    INFO(r.str());
+    CHECK(r.max_rel_error < 1e-3);
+    auto rb = graft::autodiff::check_gradients(
+        [](const graft::graph_builder& b, const std::vector<endpoint>& xs) {
+            auto boxes = b.op("Cast", {xs[1]}, {{"DstT", dtype::float32}});
+            return std::vector<endpoint>{b.op("CropAndResize", {b.op("Cast", {xs[0]}, {{"DstT", dtype::float32}}), boxes,
+                                                                b.constant(i32({2}, {0, 0})), b.constant(i32({2}, {3, 2}))})};
+        },
+        {f64({1, 4, 5, 1}, img), f64({2, 4}, {0.1, 0.2, 0.8, 0.9, 0.3, 0.05, 0.6, 0.7})}, {.delta = 1e-3});
+    INFO(rb.str());
+    CHECK(rb.max_rel_error < 5e-3);
 }

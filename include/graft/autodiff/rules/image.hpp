@@ -51,6 +51,23 @@ inline void register_image(gradient_registry& r) {
         }
         return out;
     });
+    // The image gets the scattered samples (float images only); the boxes always get a gradient.
+    r.add("CropAndResize", [](grad_context& c) -> grad_list {
+        grad_list out(4);
+        auto& g = c.grad(0);
+        if (!g) return out;
+        const auto& b = c.b();
+        const dtype t = c.dtype_of(c.input(0));
+        attr_list method;
+        c.copy_attr(method, "method");
+        if (c.wants(0) && is_floating(t)) {
+            attr_list a = method;
+            a.emplace_back("T", t);
+            out[0] = b.op("CropAndResizeGradImage", {*g, c.input(1), c.input(2), shape_of(b, c.input(0))}, a);
+        }
+        if (c.wants(1)) out[1] = b.op("CropAndResizeGradBoxes", {*g, c.input(0), c.input(1), c.input(2)});
+        return out;
+    });
 }
 
 }  // namespace graft::autodiff::rules

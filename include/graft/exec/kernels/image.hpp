@@ -3,6 +3,7 @@
 #pragma once
 
 #include "graft/exec/kernel.hpp"
+#include "graft/ops/crop_and_resize.hpp"
 #include "graft/ops/image.hpp"
 #include "graft/ops/nms.hpp"
 #include "graft/ops/resize.hpp"
@@ -101,6 +102,23 @@ inline void register_image(kernel_registry& r) {
         c.set_output(1, res.scores);
         c.set_output(2, res.valid);
     }, nms_host);
+    kernel_def crop_host;
+    crop_host.host_inputs = {2, 3};
+    r.add("CropAndResize", [](kernel_context& c) {
+        auto size = ops::op_detail::int_list("CropAndResize", c.input(3), "crop_size");
+        if (size.size() != 2) c.fail(detail::cat("crop_size must hold 2 values, got ", size.size()));
+        c.set_output(0, ops::crop_and_resize(c.input(0), c.input(1), c.input(2), size[0], size[1],
+                                             c.attr_or<std::string>("method", "bilinear"),
+                                             c.attr_or<float>("extrapolation_value", 0.0f)));
+    }, crop_host);
+    r.add("CropAndResizeGradImage", [](kernel_context& c) {
+        c.set_output(0, ops::crop_and_resize_grad_image(
+                            c.input(0), c.input(1), c.input(2), ops::op_detail::int_list("CropAndResizeGradImage", c.input(3), "image_size"),
+                            c.attr_type("T"), c.attr_or<std::string>("method", "bilinear")));
+    }, crop_host);
+    r.add("CropAndResizeGradBoxes", [](kernel_context& c) {
+        c.set_output(0, ops::crop_and_resize_grad_boxes(c.input(0), c.input(1), c.input(2), c.input(3)));
+    });
 }
 
 }  // namespace graft::exec::kernels

@@ -39,6 +39,12 @@ inline void image_op_specs(std::vector<std::string>& s) {
     s.push_back("NonMaxSuppressionV5(boxes: T, scores: T, max_output_size: int32, iou_threshold: T, score_threshold: T, "
                 "soft_nms_sigma: T) -> (selected_indices: int32, selected_scores: T, valid_outputs: int32); "
                 "T: type = float; pad_to_max_output_size: bool = false; nograd");
+    s.push_back("CropAndResize(image: T, boxes: float, box_ind: int32, crop_size: int32) -> (crops: float); T: type; "
+                "method: string = \"bilinear\"; extrapolation_value: float = 0");
+    s.push_back("CropAndResizeGradImage(grads: float, boxes: float, box_ind: int32, image_size: int32) -> (output: T); "
+                "T: type; method: string = \"bilinear\"; grad_missing");
+    s.push_back("CropAndResizeGradBoxes(grads: float, image: T, boxes: float, box_ind: int32) -> (output: float); "
+                "T: type; method: string = \"bilinear\"; grad_missing");
 }
 
 }  // namespace graft::detail
