@@ -522,3 +522,38 @@ TEST_CASE("If gradient: grad(then) / grad(else) on the branch taken") {
         CHECK(r.max_rel_error < 1e-6);
     }
 }
+
+TEST_CASE("While gradient w.r.t. a resource variable the body reads: summed over the iterations, equal to the unrolled loop's") {
+    graft::graph g;
+    graft::graph_builder b(g);
+    g.add_function(less_than("rcond", {dtype::int32, dtype::float64, dtype::resource}, 3));
+    {
+        fn_builder f;
+        auto i = f.arg("i", dtype::int32), acc = f.arg("acc", dtype::float64), v = f.arg("v", dtype::resource);
+        auto w = f.b.op("ReadVariableOp", {v}, {{"dtype", dtype::float64}});
+        auto acc2 = f.b.op("AddV2", {f.b.op("Mul", {acc, w}), f.b.op("Sin", {w})});
+        g.add_function(f.done("rbody", {f.b.op("AddV2", {i, f.b.constant(tensor::scalar_of(1))}), acc2, v}));
+    }
+    auto v = b.op("VarHandleOp", {}, {{"dtype", dtype::float64}, {"shape", shape{}}, {"shared_name", std::string("w")}}, "w");
+    auto init = b.op_n("AssignVariableOp", {v, b.placeholder("w0", dtype::float64)}, {}, "init");
+    (void)init;
+    auto acc0 = b.placeholder("acc0", dtype::float64);
+    auto loop = b.op_n("While", {b.constant(tensor::scalar_of(0)), acc0, v}, {{"cond", fn("rcond")}, {"body", fn("rbody")}});
+    endpoint acc = acc0;
+    for (int k = 0; k < 3; ++k) {
+        auto w = b.op("ReadVariableOp", {v}, {{"dtype", dtype::float64}});
+        acc = b.op("AddV2", {b.op("Mul", {acc, w}), b.op("Sin", {w})});
+    }
+    auto gl = graft::gradients(g, {loop[1]}, {v, acc0});
+    auto gf = graft::gradients(g, {acc}, {v, acc0});
+    REQUIRE(gl[0]);
+    REQUIRE(gl[1]);
+    graft::exec::session s(g);
+    s.run({{"w0", tensor::scalar_of(0.8)}}, {}, {"init"});
+    auto out = s.run({{"acc0", tensor::scalar_of(1.5)}}, {loop[1].str(), acc.str(), gl[0]->str(), gf[0]->str(),
+                                                          gl[1]->str(), gf[1]->str()});
+    CHECK(out[0].data<double>()[0] == doctest::Approx(out[1].data<double>()[0]).epsilon(1e-12));
+    CHECK(out[2].data<double>()[0] == doctest::Approx(out[3].data<double>()[0]).epsilon(1e-12));
+    CHECK(out[4].data<double>()[0] == doctest::Approx(out[5].data<double>()[0]).epsilon(1e-12));
+    CHECK(out[2].data<double>()[0] != 0.0);
+}

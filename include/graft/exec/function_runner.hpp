@@ -4,7 +4,8 @@
 // The body graph is built once: one _GraftCallArg node per argument, a call of the function that
 // graph/inline.hpp inlines (calls nested inside it too: PartitionedCall, a function used as an op),
 // and one _GraftCallRet node per result; a session over it (sharing the caller's variables) runs it
-// for each call(). Arguments and results are values, so resource handles (captured variables) and
+// for each call(). Identity nodes that forward resource handles are bypassed (their readers take
+// the handle itself), since the Identity kernels read tensors. Arguments and results are values, so resource handles (captured variables) and
 // TensorLists pass through as they are. Nested While / If nodes stay functional ops: their own
 // kernels run them (the body graph carries the library).
 //
@@ -15,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,7 +33,46 @@ struct call_frame {
 
 namespace function_detail {
 inline constexpr const char* frame_key = "__graft_call_frame";
+
+/// Identity / IdentityN nodes that carry a resource handle (a body passing a captured variable
+/// through, or a nested call inlining left) read as the tensors they forward: their readers take
+/// the forwarded endpoints, and the node becomes a NoOp ordered after its inputs (the Identity
+/// kernels read tensors, not handles). Never throws for a well-formed graph.
+inline void bypass_resource_identities(graph& g) {
+    std::unordered_map<std::string, std::vector<endpoint>> through;
+    for (const auto& n : g) {
+        if (n.op != "Identity" && n.op != "IdentityN") continue;
+        const attr_value* t = n.attr("T");
+        bool resource = false;
+        if (t && t->which() == attr_value::kind::type) resource = t->type() == dtype::resource;
+        else if (t && t->is_list()) {
+            for (auto d : t->list_of<dtype>()) resource = resource || d == dtype::resource;
+        }
+        if (resource) through[n.name] = n.inputs;
+    }
+    if (through.empty()) return;
+    auto resolve = [&](endpoint e) {
+        for (int hop = 0; hop < 64; ++hop) {
+            auto it = through.find(e.node);
+            if (it == through.end() || e.index < 0 || static_cast<std::size_t>(e.index) >= it->second.size()) break;
+            e = it->second[static_cast<std::size_t>(e.index)];
+        }
+        return e;
+    };
+    for (auto& n : g) {
+        if (through.count(n.name)) continue;
+        for (auto& e : n.inputs) e = resolve(e);
+    }
+    for (auto& [name, ins] : through) {
+        node& n = g.at(name);
+        n.op = "NoOp";
+        n.attrs = {};
+        for (auto& e : ins) n.add_control_input(resolve(e).node);
+        n.inputs.clear();
+    }
+    g.touch();
 }
+}  // namespace function_detail
 
 /// One library function instantiated with its attrs, ready to run. call() is serialized (one
 /// frame per runner).
@@ -59,9 +100,9 @@ public:
         }
         g.add_node(std::move(call));
         inline_functions(g);
-        const node& done = g.at("call");
-        std::vector<endpoint> outs = done.inputs;
-        targets_ = done.control_inputs;
+        std::vector<endpoint> outs = g.at("call").inputs;
+        targets_ = g.at("call").control_inputs;
+        g.remove_node("call");
         if (outs.size() != out_types_.size()) {
             throw graph_error(detail::cat(who_, ": function '", name_, "' binds ", outs.size(), " results for ",
                                           out_types_.size(), " outputs"));
@@ -74,7 +115,7 @@ public:
             targets_.push_back(r.name);
             g.add_node(std::move(r));
         }
-        g.remove_node("call");
+        function_detail::bypass_resource_identities(g);
         session_ = std::make_unique<session>(std::move(g), caller.options, caller.variables_ptr());
         auto frame = frame_;
         (void)session_->state().node_state<std::shared_ptr<call_frame>>(function_detail::frame_key,
@@ -106,7 +147,7 @@ public:
             call_frame& f;
             ~clear_frame() { f.args.clear(); }
         } guard{*frame_};
-        session_->run({}, {}, targets_);
+        if (!targets_.empty()) session_->run({}, {}, targets_);
         for (std::size_t j = 0; j < frame_->rets.size(); ++j) {
             if (!frame_->rets[j].present()) {
                 throw graph_error(detail::cat(who_, ": function '", name_, "' produced no value for result ", j));

@@ -12,8 +12,10 @@
 //   each iteration's v onto the lists; then While(N, dy, lists, invariants) whose body pops one
 //   iteration's v and returns grad(body)(v, dv). Loop variables the body passes through unchanged
 //   (through Identity nodes) are not accumulated: the backward loop reads them as invariants.
-// Differentiable loop variables: floating, complex and variant (TensorList); resource handles
-// pass through without a gradient (gradients w.r.t. variables captured by a loop are not built).
+// Differentiable loop variables: floating, complex and variant (TensorList), and resource handles
+// of variables (VarHandleOp) the body passes through unchanged: the gradient of the body's reads
+// of the variable, summed over the iterations (Keras RNN weights). If branches give no gradient to
+// resource inputs.
 #pragma once
 
 #include <optional>
@@ -136,10 +138,13 @@ inline endpoint zeros_like(const graph_builder& b, const endpoint& e, dtype t) {
 }
 
 /// Adds to g's library the gradient function of `f`: arguments (x_0..x_{n-1}, dy_j for each result j
-/// with flows(out_types[j])), results dx_i for each i with flows(in_types[i]) (zeros where no result
-/// depends on x_i). Returns its name.
+/// with flows(out_types[j]), dres_i for each resource input i with a var_types[i]), results dx_i for
+/// each i with flows(in_types[i]) (zeros where no result depends on x_i), then dres_i + the
+/// gradient of the variable's reads in f for each such resource input. Returns its name.
 inline std::string grad_function(graph& g, const func_attr& f, const std::vector<dtype>& in_types,
-                                 const std::vector<dtype>& out_types, const std::string& base) {
+                                 const std::vector<dtype>& out_types, const std::string& base,
+                                 const std::vector<dtype>& var_types = {}) {
+    auto var_type = [&](std::size_t i) { return i < var_types.size() ? var_types[i] : dtype::invalid; };
     graph s = scratch_of(g);
     graph_builder b(s);
     std::vector<std::pair<std::string, dtype>> args;
@@ -160,7 +165,14 @@ inline std::string grad_function(graph& g, const func_attr& f, const std::vector
         dys.push_back(b.placeholder(args.back().first, out_types[j]));
         ys.push_back(b.op("Identity", {outs[j]}, {}, "y" + std::to_string(j)));
     }
+    std::vector<endpoint> dres;
+    for (std::size_t i = 0; i < in_types.size(); ++i) {
+        if (var_type(i) == dtype::invalid) continue;
+        args.emplace_back("dres" + std::to_string(i), var_type(i));
+        dres.push_back(b.placeholder(args.back().first, var_type(i)));
+    }
     for (std::size_t i = 0; i < in_types.size(); ++i) if (flows(in_types[i])) want.push_back(xs[i]);
+    for (std::size_t i = 0; i < in_types.size(); ++i) if (var_type(i) != dtype::invalid) want.push_back(xs[i]);
     std::vector<std::optional<endpoint>> dx;
     if (!ys.empty() && !want.empty()) dx = late_gradients<gradient_options>(s, ys, want, dys);
     std::vector<endpoint> results;
@@ -170,6 +182,13 @@ inline std::string grad_function(graph& g, const func_attr& f, const std::vector
         std::optional<endpoint> d = k < dx.size() ? dx[k] : std::nullopt;
         results.push_back(d ? b.op("Identity", {*d}) : zeros_like(b, xs[i], in_types[i]));
         ++k;
+    }
+    for (std::size_t i = 0, r = 0; i < in_types.size(); ++i) {
+        if (var_type(i) == dtype::invalid) continue;
+        std::optional<endpoint> d = k < dx.size() ? dx[k] : std::nullopt;
+        results.push_back(d ? b.op("AddV2", {dres[r], *d}) : b.op("Identity", {dres[r]}));
+        ++k;
+        ++r;
     }
     std::string name = fresh_function_name(g, base);
     add_function_from(g, s, name, args, results);
@@ -242,7 +261,6 @@ inline grad_list while_grad(grad_context& c) {
     grad_list out(n);
     std::vector<std::size_t> diff;
     for (std::size_t i = 0; i < n; ++i) if (flows(T[i])) diff.push_back(i);
-    if (diff.empty()) return out;
     const function_def& bf = g.library.at(body.name);
     std::vector<bool> pass(n);
     std::vector<std::size_t> acc;
@@ -255,6 +273,26 @@ inline grad_list while_grad(grad_context& c) {
         }
         acc.push_back(i);
     }
+    // resource loop variables the body passes through: the gradient of their reads accumulates
+    // over the iterations (dtype from the VarHandleOp that feeds the loop)
+    std::vector<dtype> var_types(n, dtype::invalid);
+    std::vector<std::size_t> res;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (T[i] != dtype::resource || !pass[i]) continue;
+        endpoint e = c.input(static_cast<int>(i));
+        for (int hop = 0; hop < 16; ++hop) {
+            const node* h = g.find(e.node);
+            if (!h) break;
+            if (h->op == "VarHandleOp") {
+                if (auto* t = h->attr("dtype")) var_types[i] = t->type();
+                break;
+            }
+            if (h->op != "Identity" || h->inputs.empty()) break;
+            e = h->inputs[0];
+        }
+        if (var_types[i] != dtype::invalid) res.push_back(i);
+    }
+    if (diff.empty() && res.empty()) return out;
     auto cond_types = result_types(g, cond, c.name());
     // forward loop that also counts iterations and accumulates each iteration's loop variables
     auto loop_args = [&](graph_builder& sb, std::vector<std::pair<std::string, dtype>>& args, std::vector<endpoint>& v,
@@ -308,7 +346,8 @@ inline grad_list while_grad(grad_context& c) {
     // backward loop: pops one iteration's loop variables and applies the body's gradient
     std::vector<dtype> diff_types;
     for (auto i : diff) diff_types.push_back(T[i]);
-    std::string body_grad = grad_function(g, body, T, T, body.name + "_grad");
+    for (auto i : res) diff_types.push_back(var_types[i]);
+    std::string body_grad = grad_function(g, body, T, T, body.name + "_grad", var_types);
     auto back_args = [&](graph_builder& sb, std::vector<std::pair<std::string, dtype>>& args, endpoint& count,
                          std::vector<endpoint>& dv, std::vector<endpoint>& lists, std::vector<endpoint>& inv) {
         args.emplace_back("count", dtype::int32);
@@ -316,6 +355,10 @@ inline grad_list while_grad(grad_context& c) {
         for (auto i : diff) {
             args.emplace_back("dv" + std::to_string(i), T[i]);
             dv.push_back(sb.placeholder(args.back().first, T[i]));
+        }
+        for (auto i : res) {
+            args.emplace_back("dres" + std::to_string(i), var_types[i]);
+            dv.push_back(sb.placeholder(args.back().first, var_types[i]));
         }
         for (std::size_t k = 0; k < acc.size(); ++k) {
             args.emplace_back("acc" + std::to_string(k), dtype::variant);
@@ -367,12 +410,19 @@ inline grad_list while_grad(grad_context& c) {
         auto& dy = c.grad(static_cast<int>(i));
         back_in.push_back(dy ? *dy : zeros_like(b, c.output(static_cast<int>(i)), T[i]));
     }
+    for (auto i : res) {
+        auto& dy = c.grad(static_cast<int>(i));
+        back_in.push_back(dy ? *dy
+                             : b.op("ZerosLike", {b.op("ReadVariableOp", {c.input(static_cast<int>(i))},
+                                                       {{"dtype", var_types[i]}})}));
+    }
     for (std::size_t k = 0; k < acc.size(); ++k) back_in.push_back(fwd.at(n + 1 + k));
     for (std::size_t i = 0; i < n; ++i) if (pass[i]) back_in.push_back(c.input(static_cast<int>(i)));
     attr_list back_attrs{{"cond", func_attr{back_cond, {}}}, {"body", func_attr{back_body, {}}}};
     c.copy_attr(back_attrs, "parallel_iterations");
     auto back = b.op_n(c.op().op, back_in, back_attrs, "backward_loop");
     for (std::size_t k = 0; k < diff.size(); ++k) out[diff[k]] = back.at(1 + k);
+    for (std::size_t k = 0; k < res.size(); ++k) out[res[k]] = back.at(1 + diff.size() + k);
     return out;
 }
 
