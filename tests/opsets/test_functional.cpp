@@ -557,3 +557,43 @@ TEST_CASE("While gradient w.r.t. a resource variable the body reads: summed over
     CHECK(out[4].data<double>()[0] == doctest::Approx(out[5].data<double>()[0]).epsilon(1e-12));
     CHECK(out[2].data<double>()[0] != 0.0);
 }
+
+TEST_CASE("TensorListSplit and TensorListConcatV2: rows by lengths, unset elements by leading_dims, gradients of each other") {
+    graft::graph g;
+    graft::graph_builder b(g);
+    auto el = graft::attr_list{{"element_dtype", dtype::float32}};
+    auto x = b.constant(f32({3, 2}, {1, 2, 3, 4, 5, 6}));
+    auto l = b.op("TensorListSplit", {x, b.constant(i32({2}, {-1, 2})),
+                                      b.constant(tensor::from_vector<std::int64_t>({2}, {1, 2}))});
+    auto second = b.op("TensorListGetItem", {l, b.constant(tensor::scalar_of(1)), b.constant(tensor::scalar_of(-1))}, el);
+    auto grown = b.op("TensorListResize", {l, b.constant(tensor::scalar_of(3))});
+    auto cat = b.op_n("TensorListConcatV2", {grown, b.constant(i32({2}, {-1, 2})),
+                                             b.constant(tensor::from_vector<std::int64_t>({3}, {1, 2, 2}))}, el);
+    auto bad = b.op("TensorListSplit", {x, b.constant(i32({2}, {-1, 2})),
+                                        b.constant(tensor::from_vector<std::int64_t>({2}, {1, 1}))}, {}, "bad_split");
+    graft::exec::session s(g);
+    auto out = s.run({}, {second.str(), cat[0].str(), cat[1].str()});
+    CHECK(out[0].shape() == shape{2, 2});
+    CHECK(floats(out[0]) == std::vector<float>{3, 4, 5, 6});
+    CHECK(floats(out[1]) == std::vector<float>{1, 2, 3, 4, 5, 6, 0, 0, 0, 0});
+    CHECK(graft::equal(out[2], tensor::from_vector<std::int64_t>({3}, {1, 2, 2})));
+    try {
+        s.run({}, {}, {"bad_split"});
+        FAIL("no error");
+    } catch (const graft::error& e) {
+        CHECK(std::string(e.what()).find("bad_split") != std::string::npos);
+        CHECK(std::string(e.what()).find("Unused values in tensor") != std::string::npos);
+    }
+    auto r = graft::autodiff::check_gradients(
+        [](const graft::graph_builder& gb, const std::vector<endpoint>& xs) {
+            auto es = gb.constant(i32({2}, {-1, 2}));
+            auto lengths = gb.constant(tensor::from_vector<std::int64_t>({3}, {2, 0, 1}));
+            auto split = gb.op("TensorListSplit", {xs[0], es, lengths});
+            auto cat2 = gb.op_n("TensorListConcatV2", {split, es, lengths}, {{"element_dtype", dtype::float64}});
+            return std::vector<endpoint>{gb.op("Mul", {cat2[0], gb.op("Cos", {xs[0]})})};
+        },
+        {tensor::from_vector<double>({3, 2}, {0.5, -1.0, 2.0, 0.25, 1.5, -0.75})});
+    INFO(r.str());
+    CHECK(r.checked > 0);
+    CHECK(r.max_rel_error < 1e-6);
+}

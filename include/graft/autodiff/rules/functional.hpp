@@ -491,6 +491,19 @@ inline void register_functional(gradient_registry& r) {
         endpoint d_list = b.op("TensorListScatterIntoExistingList", {dl, b.op("ZerosLike", {t}), c.input(2)});
         return {d_list, dt, std::nullopt};
     });
+    r.add("TensorListConcatV2", [](grad_context& c) -> grad_list {
+        if (!c.grad(0)) return {std::nullopt, std::nullopt, std::nullopt};
+        const auto& b = c.b();
+        auto es = b.op("TensorListElementShape", {c.input(0)}, {{"shape_type", dtype::int32}});
+        return {b.op("TensorListSplit", {*c.grad(0), es, c.output(1)}), std::nullopt, std::nullopt};
+    });
+    r.add("TensorListSplit", [](grad_context& c) -> grad_list {
+        const auto& b = c.b();
+        endpoint dl = list_grad_or_zeros(c, 0);
+        auto es = b.op("ConcatV2", {ints(b, {-1}), row_shape(b, c.input(0)), int_scalar(b, 0)});
+        auto cat = b.op_n("TensorListConcatV2", {dl, es, c.input(2)}, {{"element_dtype", element_dtype(c)}});
+        return {cat[0], std::nullopt, std::nullopt};
+    });
     r.add("TensorListResize", [](grad_context& c) -> grad_list {
         if (!c.grad(0)) return {std::nullopt, std::nullopt};
         const auto& b = c.b();

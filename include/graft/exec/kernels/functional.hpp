@@ -309,6 +309,33 @@ inline void register_lists(kernel_registry& r) {
         const auto& in = list_input(c, 0, h);
         scatter(c, in, c.input(1), int_vector(c, 2, "indices"), 0);
     });
+    r.add("TensorListSplit", [](kernel_context& c) {
+        tensor t = to_host(c.input(0));
+        require_rows(c, t);
+        shape es = shape_input(c, 1);
+        auto lengths = int_vector(c, 2, "lengths");
+        std::int64_t total = 0;
+        for (auto n : lengths) {
+            if (n < 0) c.fail(detail::cat("Invalid value in lengths: ", n));
+            total += n;
+        }
+        if (total != t.dim(0)) {
+            c.fail(detail::cat("Unused values in tensor. Length of tensor: ", t.dim(0), " Values used: ", total));
+        }
+        auto l = std::make_shared<tensor_list>(t.type(), es);
+        if (t.type() != c.attr_type("element_dtype")) c.fail("element_dtype does not match the tensor: " + t.describe());
+        std::int64_t at = 0;
+        for (auto n : lengths) {
+            tensor part = t.slice(at, n).clone();
+            if (!es.compatible_with(part.shape())) {
+                c.fail("Tried to split a tensor into elements of shape " + part.shape().str() + " for a list of element shape " +
+                       es.str());
+            }
+            l->items.push_back(part);
+            at += n;
+        }
+        c.set_output(0, list_handle(std::move(l)));
+    });
     r.add("TensorListResize", [](kernel_context& c) {
         tensor h;
         const auto& in = list_input(c, 0, h, false);
@@ -323,9 +350,18 @@ inline void register_lists(kernel_registry& r) {
         const auto& in = list_input(c, 0, h);
         shape es = merge_shapes(in.element_shape, shape_input(c, 1));
         if (es.rank_known() && es.rank() < 1) c.fail("Concat requires elements to be at least vectors");
+        tensor lead = c.num_inputs() > 2 ? to_host(c.input(2)) : tensor();
         std::vector<tensor> parts;
         for (std::int64_t i = 0; i < in.size(); ++i) {
-            tensor t = in.get(i, es);
+            shape want = es;
+            // an unset element is zeros with leading_dims[i] rows
+            if (!in.items[static_cast<std::size_t>(i)].valid() && es.rank_known() && es.rank() >= 1 &&
+                lead.valid() && lead.type() == dtype::int64 && i < lead.num_elements()) {
+                auto d = es.dims();
+                d[0] = lead.data<std::int64_t>()[i];
+                want = shape(d);
+            }
+            tensor t = in.get(i, want);
             if (t.rank() < 1) c.fail("Concat saw a scalar element: elements must be at least vectors");
             parts.push_back(to_host(t));
         }

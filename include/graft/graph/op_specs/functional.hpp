@@ -56,7 +56,9 @@ inline void functional_op_specs(std::vector<std::string>& s) {
     s.push_back("TensorListScatterIntoExistingList(input_handle: variant, tensor: element_dtype, indices: int32) -> "
                 "(output_handle: variant); element_dtype: type");
     s.push_back("TensorListConcatV2(input_handle: variant, element_shape: shape_type, leading_dims: int64) -> "
-                "(tensor: element_dtype, lengths: int64); element_dtype: type; shape_type: type; grad_missing");
+                "(tensor: element_dtype, lengths: int64); element_dtype: type; shape_type: type");
+    s.push_back("TensorListSplit(tensor: element_dtype, element_shape: shape_type, lengths: int64) -> "
+                "(output_handle: variant); element_dtype: type; shape_type: type");
     s.push_back("TensorListResize(input_handle: variant, size: int32) -> (output_handle: variant)");
 }
 
