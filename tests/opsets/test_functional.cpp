@@ -597,3 +597,28 @@ TEST_CASE("TensorListSplit and TensorListConcatV2: rows by lengths, unset elemen
     CHECK(r.checked > 0);
     CHECK(r.max_rel_error < 1e-6);
 }
+
+TEST_CASE("Case gradient: the taken branch's gradient, the last branch's for an index out of range") {
+    for (int idx : {0, 1, 5}) {
+        CAPTURE(idx);
+        auto r = graft::autodiff::check_gradients(
+            [idx](const graft::graph_builder& b, const std::vector<endpoint>& xs) {
+                auto& g = b.g();
+                if (!g.library.find("c0")) {
+                    fn_builder f0;
+                    auto x0 = f0.arg("x", dtype::float64);
+                    g.add_function(f0.done("c0", {f0.b.op("Sin", {x0})}));
+                    fn_builder f1;
+                    auto x1 = f1.arg("x", dtype::float64);
+                    g.add_function(f1.done("c1", {f1.b.op("Mul", {x1, x1})}));
+                }
+                return b.op_n("Case", {b.constant(tensor::scalar_of(idx)), xs[0]},
+                              {{"branches", graft::attr_value::list_of(std::vector<graft::func_attr>{{"c0", {}}, {"c1", {}}})},
+                               {"Tout", graft::attr_value::list_of(std::vector<dtype>{dtype::float64})}});
+            },
+            {tensor::from_vector<double>({3}, {0.3, -1.2, 2.0})});
+        INFO(r.str());
+        CHECK(r.checked > 0);
+        CHECK(r.max_rel_error < 1e-6);
+    }
+}

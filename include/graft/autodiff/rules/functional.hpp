@@ -7,7 +7,7 @@
 // accumulating every intermediate.
 //
 //   If(c, x) -> If(c, x, dy) over grad(then) / grad(else): each recomputes its branch on x and
-//   returns d(branch)/dx weighted by dy.
+//   returns d(branch)/dx weighted by dy. Case(i, x) -> Case(i, x, dy) over each branch's gradient.
 //   While(v) -> W' = While(v, 0, [empty lists]) whose body also counts the iterations and pushes
 //   each iteration's v onto the lists; then While(N, dy, lists, invariants) whose body pops one
 //   iteration's v and returns grad(body)(v, dv). Loop variables the body passes through unchanged
@@ -222,7 +222,8 @@ inline std::vector<dtype> result_types(const graph& g, const func_attr& f, const
 
 inline attr_value types_attr(const std::vector<dtype>& t) { return attr_value::list_of(t); }
 
-inline grad_list if_grad(grad_context& c) {
+/// If and Case: the same op over the branches' gradient functions, fed (selector, x, dy).
+inline grad_list branch_grad(grad_context& c) {
     graph& g = c.g();
     const auto& b = c.b();
     const auto& tin = c.attr("Tin").list_of<dtype>();
@@ -231,10 +232,20 @@ inline grad_list if_grad(grad_context& c) {
     std::vector<dtype> dx_types;
     for (auto t : tin) if (flows(t)) dx_types.push_back(t);
     if (dx_types.empty()) return out;
-    const func_attr& then_f = c.attr("then_branch").func();
-    const func_attr& else_f = c.attr("else_branch").func();
-    auto gt = grad_function(g, then_f, tin, tout, then_f.name + "_grad");
-    auto ge = grad_function(g, else_f, tin, tout, else_f.name + "_grad");
+    attr_list branch_attrs;
+    bool is_case = c.find_attr("branches") != nullptr;
+    if (is_case) {
+        std::vector<func_attr> grads;
+        for (const auto& f : c.attr("branches").list_of<func_attr>()) {
+            grads.push_back(func_attr{grad_function(g, f, tin, tout, f.name + "_grad"), {}});
+        }
+        branch_attrs.emplace_back("branches", attr_value::list_of(grads));
+    } else {
+        const func_attr& then_f = c.attr("then_branch").func();
+        const func_attr& else_f = c.attr("else_branch").func();
+        branch_attrs.emplace_back("then_branch", func_attr{grad_function(g, then_f, tin, tout, then_f.name + "_grad"), {}});
+        branch_attrs.emplace_back("else_branch", func_attr{grad_function(g, else_f, tin, tout, else_f.name + "_grad"), {}});
+    }
     std::vector<endpoint> inputs{c.input(0)};
     for (std::size_t i = 0; i < tin.size(); ++i) inputs.push_back(c.input(static_cast<int>(i) + 1));
     for (std::size_t j = 0; j < tout.size(); ++j) {
@@ -242,8 +253,8 @@ inline grad_list if_grad(grad_context& c) {
         auto& dy = c.grad(static_cast<int>(j));
         inputs.push_back(dy ? *dy : zeros_like(b, c.output(static_cast<int>(j)), tout[j]));
     }
-    auto r = b.op_n(c.op().op, inputs, {{"then_branch", func_attr{gt, {}}}, {"else_branch", func_attr{ge, {}}},
-                                        {"Tout", types_attr(dx_types)}});
+    branch_attrs.emplace_back("Tout", types_attr(dx_types));
+    auto r = b.op_n(c.op().op, inputs, branch_attrs);
     std::size_t k = 0;
     for (std::size_t i = 0; i < tin.size(); ++i) {
         if (flows(tin[i])) out[i + 1] = r.at(k++);
@@ -430,7 +441,7 @@ inline grad_list while_grad(grad_context& c) {
 
 inline void register_functional(gradient_registry& r) {
     using namespace list_grad;
-    for (const char* op : {"If", "StatelessIf"}) r.add(op, fgrad::if_grad);
+    for (const char* op : {"If", "StatelessIf", "Case", "StatelessCase"}) r.add(op, fgrad::branch_grad);
     for (const char* op : {"While", "StatelessWhile"}) r.add(op, fgrad::while_grad);
     r.add("TensorListPushBack", [](grad_context& c) -> grad_list {
         auto popped = c.b().op_n("TensorListPopBack", {list_grad_or_zeros(c, 0), shape_of(c.b(), c.input(1))},

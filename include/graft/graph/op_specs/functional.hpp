@@ -22,8 +22,8 @@ inline void functional_op_specs(std::vector<std::string>& s) {
     s.push_back("StatelessIf" + cond);
     const std::string cas = "(branch_index: int32, input: Tin) -> (output: Tout); Tin: list(type) >= 0; "
                             "Tout: list(type) >= 0; branches: list(func) >= 1; output_shapes: list(shape) = []";
-    s.push_back("Case" + cas + "; stateful; grad_missing");
-    s.push_back("StatelessCase" + cas + "; grad_missing");
+    s.push_back("Case" + cas + "; stateful");
+    s.push_back("StatelessCase" + cas);
     // graft's call frame: a function body run by a functional op reads its arguments and hands
     // back its results through these (never in a GraphDef graft writes)
     s.push_back("_GraftCallArg() -> (output: T); T: type; index: int >= 0; nograd");
