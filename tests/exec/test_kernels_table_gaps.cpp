@@ -237,3 +237,20 @@ TEST_CASE("RandomShuffle permutes rows (seeded: repeatable per session, new each
     CHECK(c0[1] / 4000.0 == doctest::Approx(0.75).epsilon(0.05));  // p = 3/4
     for (int k = 0; k < 3; ++k) CHECK(c1[k] / 4000.0 == doctest::Approx(1.0 / 3).epsilon(0.1));
 }
+
+TEST_CASE("a frozen variable (a Const) under Assign / AssignAdd / AssignSub: they output the value it would hold") {
+    graft::graph g;
+    graft::graph_builder b(g);
+    auto w = b.constant(f32({3}, {1, 2, 3}));
+    auto v = b.constant(f32({3}, {10, 20, 30}));
+    auto a = b.op("Assign", {w, v});
+    auto add = b.op("AssignAdd", {w, v});
+    auto sub = b.op("AssignSub", {w, v});
+    auto bad = b.op("Assign", {w, b.constant(f32({2}, {1, 2}))});
+    graft::exec::session s(g);
+    auto out = s.run({}, {a.str(), add.str(), sub.str()});
+    CHECK(values(out[0]) == std::vector<double>{10, 20, 30});
+    CHECK(values(out[1]) == std::vector<double>{11, 22, 33});
+    CHECK(values(out[2]) == std::vector<double>{-9, -18, -27});
+    CHECK_THROWS_WITH(s.run({}, {bad.str()}), doctest::Contains("value shape [2] != frozen variable shape [3]"));
+}

@@ -135,7 +135,18 @@ inline void register_core(kernel_registry& r) {
     auto var_fn = [](kernel_context& c) { c.set_output_value(0, value::ref(variable_of(c))); };
     r.add("VariableV2", var_fn);
     r.add("Variable", var_fn);
+    // A frozen graph whose variable became a Const may keep the ops that assigned it (freezing
+    // prunes only what the outputs do not reach): on a plain tensor, Assign/AssignAdd/AssignSub
+    // output the value the variable would have held, as the Scatter* kernels update a copy.
     r.add("Assign", [](kernel_context& c) {
+        if (!c.input_is_variable(0)) {
+            tensor cur = c.input(0), v = c.input(1);
+            if (c.attr_or<bool>("validate_shape", true) && !(cur.shape() == v.shape())) {
+                c.fail("Assign: value shape " + v.shape().str() + " != frozen variable shape " + cur.shape().str());
+            }
+            c.set_output(0, v);
+            return;
+        }
         auto& var = c.variable_input(0);
         bool validate = c.attr_or<bool>("validate_shape", true);
         tensor v = c.input(1);
@@ -145,13 +156,18 @@ inline void register_core(kernel_registry& r) {
     });
     auto assign_update = [](bool add) {
         return [add](kernel_context& c) {
-            auto& var = c.variable_input(0);
-            tensor cur = var->read();
+            const bool frozen = !c.input_is_variable(0);
+            tensor cur = frozen ? c.input(0) : c.variable_input(0)->read();
             tensor upd = c.input(1);
             if (!(cur.shape() == upd.shape())) {
                 c.fail(detail::cat(add ? "AssignAdd" : "AssignSub", ": update shape ", upd.shape().str(),
                                    " != variable shape ", cur.shape().str()));
             }
+            if (frozen) {
+                c.set_output(0, add ? ops::add(cur, upd) : ops::sub(cur, upd));
+                return;
+            }
+            auto& var = c.variable_input(0);
             var->assign(add ? ops::add(cur, upd) : ops::sub(cur, upd), false);
             if (c.raw_input(0).is_resource) return;
             c.set_output_value(0, value::ref(var));
