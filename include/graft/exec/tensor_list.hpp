@@ -108,8 +108,8 @@ inline tensor stack_tensors(const std::vector<tensor>& items, dtype type, const 
 class tensor_list : public run_resource {
 public:
     static constexpr const char* kind_name = "TensorList";
-    tensor_list(dtype type, shape element_shape, std::int64_t max_num_elements = -1)
-        : element_dtype(type), element_shape(std::move(element_shape)), max_num_elements(max_num_elements) {}
+    tensor_list(dtype type, shape shape_of_elements, std::int64_t max_elements = -1)
+        : element_dtype(type), element_shape(std::move(shape_of_elements)), max_num_elements(max_elements) {}
     [[nodiscard]] const char* kind() const override { return kind_name; }
 
     dtype element_dtype;
