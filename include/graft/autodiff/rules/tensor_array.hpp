@@ -52,38 +52,32 @@ inline dtype value_type(const grad_context& c) {
 
 inline void register_tensor_array(gradient_registry& r) {
     using namespace ta_grad_detail;
-    // Read(handle, index, flow) -> value: write the value's gradient at index of the grad array.
-    auto read = [](grad_context& c) {
-        grad_list out(3);
-        auto [h, flow] = grad_array(c, c.input(2));
-        out[2] = c.b().op("TensorArrayWrite" + version(c), {h, c.input(1), c.grad_or_zeros(0), flow});
-        return out;
+    // Read(handle, index, flow) -> value and Gather(handle, indices, flow) -> value: put the value's
+    // gradient back at the index (Write) or rows (Scatter) of the grad array.
+    auto put_back = [](const char* op) {
+        return [op](grad_context& c) {
+            grad_list out(3);
+            auto [h, flow] = grad_array(c, c.input(2));
+            out[2] = c.b().op(op + version(c), {h, c.input(1), c.grad_or_zeros(0), flow});
+            return out;
+        };
     };
-    // Write(handle, index, value, flow_in) -> flow_out: read the value's gradient back.
-    auto write = [](grad_context& c) {
-        grad_list out(4);
-        endpoint fg = c.grad_or_zeros(0);
-        auto [h, flow] = grad_array(c, fg);
-        out[2] = c.b().op("TensorArrayRead" + version(c), {h, c.input(1), flow}, {{"dtype", value_type(c)}});
-        out[3] = fg;
-        return out;
+    auto read = put_back("TensorArrayWrite");
+    auto gather = put_back("TensorArrayScatter");
+    // Write(handle, index, value, flow_in) -> flow_out and Scatter(handle, indices, value, flow_in):
+    // take the value's gradient back out of the grad array (Read / Gather).
+    auto take_back = [](const char* op) {
+        return [op](grad_context& c) {
+            grad_list out(4);
+            endpoint fg = c.grad_or_zeros(0);
+            auto [h, flow] = grad_array(c, fg);
+            out[2] = c.b().op(op + version(c), {h, c.input(1), flow}, {{"dtype", value_type(c)}});
+            out[3] = fg;
+            return out;
+        };
     };
-    // Gather(handle, indices, flow) -> value: scatter the gradient rows to the indices.
-    auto gather = [](grad_context& c) {
-        grad_list out(3);
-        auto [h, flow] = grad_array(c, c.input(2));
-        out[2] = c.b().op("TensorArrayScatter" + version(c), {h, c.input(1), c.grad_or_zeros(0), flow});
-        return out;
-    };
-    // Scatter(handle, indices, value, flow_in) -> flow_out: gather the rows' gradients.
-    auto scatter = [](grad_context& c) {
-        grad_list out(4);
-        endpoint fg = c.grad_or_zeros(0);
-        auto [h, flow] = grad_array(c, fg);
-        out[2] = c.b().op("TensorArrayGather" + version(c), {h, c.input(1), flow}, {{"dtype", value_type(c)}});
-        out[3] = fg;
-        return out;
-    };
+    auto write = take_back("TensorArrayRead");
+    auto scatter = take_back("TensorArrayGather");
     // Concat(handle, flow) -> (value, lengths): split the gradient at the lengths.
     auto concat = [](grad_context& c) {
         grad_list out(2);
