@@ -27,9 +27,11 @@ build: configure
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The demo and the examples run inside the build folder, so the files they write (graft-demo/,
+# example_w.npy, ...) land there and not in the source tree.
 demo: build
-	@$(BUILD)/tools/graft demo
-	@for e in $(BUILD)/examples/example_*; do echo; echo "== $$(basename $$e)"; $$e || exit 1; done
+	@cd $(BUILD) && ./tools/graft demo --dir graft-demo
+	@cd $(BUILD) && for e in examples/example_*; do echo; echo "== $$(basename $$e)"; ./$$e || exit 1; done
 
 asan: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
