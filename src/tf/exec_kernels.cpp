@@ -21,6 +21,8 @@ void register_builtin_indexing(kernel_registry& r);
 void register_builtin_clustering(kernel_registry& r);
 void register_builtin_summary(kernel_registry& r);
 void register_builtin_parsing(kernel_registry& r);
+void register_builtin_queue(kernel_registry& r);
+void register_builtin_saver_v1(kernel_registry& r);
 }  // namespace graft::exec::kernels
 
 namespace graft::exec {
@@ -44,6 +46,8 @@ kernel_registry& kernel_registry::global() {
         kernels::register_builtin_clustering(*reg);
         kernels::register_builtin_summary(*reg);
         kernels::register_builtin_parsing(*reg);
+        kernels::register_builtin_queue(*reg);
+        kernels::register_builtin_saver_v1(*reg);
         return reg;
     }();
     return *r;

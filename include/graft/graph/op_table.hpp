@@ -23,6 +23,7 @@
 #include "graft/graph/op_specs/clustering.hpp"
 #include "graft/graph/op_specs/summary.hpp"
 #include "graft/graph/op_specs/parsing.hpp"
+#include "graft/graph/op_specs/queue.hpp"
 
 #ifndef GRAFT_OP_TABLE_LINKAGE
 #define GRAFT_OP_TABLE_LINKAGE inline  // src/tf/op_table.cpp defines it empty: one definition there
@@ -386,6 +387,7 @@ GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
         clustering_op_specs(s);
         summary_op_specs(s);
         parsing_op_specs(s);
+        queue_op_specs(s);
         return s;
     }();
     return specs;

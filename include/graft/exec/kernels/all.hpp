@@ -20,6 +20,8 @@
 #include "graft/exec/kernels/clustering.hpp"
 #include "graft/exec/kernels/summary.hpp"
 #include "graft/exec/kernels/parsing.hpp"
+#include "graft/exec/kernels/queue.hpp"
+#include "graft/exec/kernels/saver_v1.hpp"
 
 namespace graft::exec {
 
@@ -42,6 +44,8 @@ inline void register_builtin(kernel_registry& r) {
     register_clustering(r);
     register_summary(r);
     register_parsing(r);
+    register_queue(r);
+    register_saver_v1(r);
 }
 }  // namespace kernels
 

@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/queue.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_queue(kernel_registry& r) { register_queue(r); }
+}  // namespace graft::exec::kernels
