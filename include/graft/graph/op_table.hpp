@@ -260,6 +260,13 @@ GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
         s.push_back("RandomShuffle(value: T) -> (output: T); T: type" + seeds);
         s.push_back("Multinomial(logits: T, num_samples: int32) -> (output: output_dtype); T: type; "
                     "output_dtype: type = int64" + seeds);
+        // RandomGamma is differentiable in alpha (RandomGammaGrad); the Poisson samplers are not.
+        s.push_back("RandomGamma(shape: S, alpha: T) -> (output: T); seed: int = 0; seed2: int = 0; S: type; T: type; "
+                    "stateful; random");
+        s.push_back("RandomGammaGrad(alpha: T, sample: T) -> (output: T); T: type; nograd");
+        s.push_back("RandomPoisson(shape: S, rate: dtype) -> (output: dtype); S: type; dtype: type" + seeds);
+        s.push_back("RandomPoissonV2(shape: S, rate: R) -> (output: dtype); S: type; R: type = double; "
+                    "dtype: type = int64" + seeds);
 
         // ref variables and their optimizers
         s.push_back("VariableV2() -> (ref: Ref(dtype)); shape: shape; dtype: type; container: string = \"\"; "

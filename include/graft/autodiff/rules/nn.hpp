@@ -312,6 +312,20 @@ inline void register_nn(gradient_registry& r) {
         out[0] = g;
         return out;
     });
+    // RandomGamma (TF's random_grad.py): d alpha = Sum(grad * RandomGammaGrad(alpha reshaped to
+    // [1] * n ++ Shape(alpha), sample), axes 0..n-1), n = Size(shape), the sample dimensions.
+    r.add("RandomGamma", [](grad_context& c) -> grad_list {
+        grad_list out(2);
+        auto& g = c.grad(0);
+        if (!g || !c.wants(1)) return out;
+        const auto& b = c.b();
+        endpoint n = b.op("Size", {c.input(0)});
+        endpoint ones = b.op("Fill", {b.op("Reshape", {n, ints(b, {1})}), int_scalar(b, 1)});
+        endpoint alpha = b.op("Reshape", {c.input(1), b.op("ConcatV2", {ones, shape_of(b, c.input(1)), int_scalar(b, 0)})});
+        endpoint partial = b.op("RandomGammaGrad", {alpha, c.output(0)});
+        out[1] = b.op("Sum", {mul(b, *g, partial), b.op("Range", {int_scalar(b, 0), n, int_scalar(b, 1)})});
+        return out;
+    });
 }
 
 }  // namespace graft::autodiff::rules

@@ -9,6 +9,7 @@
 #include "graft/exec/session.hpp"
 #include "graft/ops/bias_add.hpp"
 #include "graft/ops/nn_all.hpp"
+#include "graft/ops/random_more.hpp"
 #include "graft/ops/unary.hpp"
 
 namespace graft::exec::kernels {
@@ -238,6 +239,17 @@ inline void register_nn(kernel_registry& r) {
     r.add("RandomUniformInt", [](kernel_context& c) {
         c.set_output(0, ops::random_uniform_int(c.input(0), c.input(1), c.input(2), impl::generator(c)));
     });
+    kernel_def shape_on_host;
+    shape_on_host.host_inputs = {0};
+    r.add("RandomGamma", [](kernel_context& c) { c.set_output(0, ops::random_gamma(c.input(0), c.input(1), impl::generator(c))); },
+          shape_on_host);
+    r.add("RandomGammaGrad", [](kernel_context& c) { c.set_output(0, ops::random_gamma_grad(c.input(0), c.input(1))); });
+    r.add("RandomPoisson", [](kernel_context& c) {
+        c.set_output(0, ops::random_poisson(c.input(0), c.input(1), c.input(1).type(), impl::generator(c)));
+    }, shape_on_host);
+    r.add("RandomPoissonV2", [](kernel_context& c) {
+        c.set_output(0, ops::random_poisson(c.input(0), c.input(1), c.attr_or("dtype", dtype::int64), impl::generator(c)));
+    }, shape_on_host);
 
     // Optimizers: the TF1 (ref) and resource forms share one update.
     auto both = [&r](const std::string& op, auto fn) {
