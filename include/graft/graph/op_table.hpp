@@ -361,9 +361,9 @@ GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
                     "dtypes: list(type) >= 1; stateful; nograd");
         s.push_back("MergeV2Checkpoints(checkpoint_prefixes: string, destination_prefix: string); "
                     "delete_old_dirs: bool = true; allow_missing_files: bool = false; stateful; nograd");
-        s.push_back("Save(filename: string, tensor_names: string, data: T); T: list(type) >= 1; stateful; nograd; import_only");
+        s.push_back("Save(filename: string, tensor_names: string, data: T); T: list(type) >= 1; stateful; nograd");
         s.push_back("SaveSlices(filename: string, tensor_names: string, shapes_and_slices: string, data: T); "
-                    "T: list(type) >= 1; stateful; nograd; import_only");
+                    "T: list(type) >= 1; stateful; nograd");
         s.push_back("Restore(file_pattern: string, tensor_name: string) -> (tensor: dt); dt: type; "
                     "preferred_shard: int = -1; stateful; nograd");
         s.push_back("RestoreSlice(file_pattern: string, tensor_name: string, shape_and_slice: string) -> "
