@@ -13,6 +13,7 @@
 
 #include "graft/autodiff/check.hpp"
 #include "graft/core/tensor_util.hpp"
+#include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
@@ -441,6 +442,57 @@ TEST_CASE("LSTMBlockCell / BlockLSTM / BlockLSTMV2 gradients (LSTMBlockCellGrad,
         INFO(op << ": " << r.str());
         CHECK(r.max_rel_error < 1e-6);
     }
+}
+
+TEST_CASE("BlockLSTM / BlockLSTMGrad at layer size: float32 (SIMD gates, GEMMs, rows split over threads) vs float64") {
+    // Sizes that take the float32 fast paths: H = 43 (five 8-lane blocks and a tail), batch rows
+    // split between two threads, seq_len_max < T (the last steps' outputs and x_grad are zero).
+    const std::int64_t T = 14, B = 25, I = 9, H = 43, S = 12;
+    const int threads = graft::num_threads();
+    graft::set_num_threads(2);
+    const auto w = wave(static_cast<std::size_t>((I + H) * 4 * H), 0.2), bias = wave(static_cast<std::size_t>(4 * H), 0.7),
+               xs = wave(static_cast<std::size_t>(T * B * I), 0.5), cs0 = wave(static_cast<std::size_t>(B * H), 3.0),
+               h0 = wave(static_cast<std::size_t>(B * H), 1.7), peep = wave(static_cast<std::size_t>(H), 1.1),
+               dh = wave(static_cast<std::size_t>(T * B * H), 0.3), dcs = wave(static_cast<std::size_t>(T * B * H), 2.5);
+    for (bool v2 : {false, true}) {
+        for (bool peephole : {false, true}) {
+            graft::graph g;
+            graft::graph_builder b(g);
+            std::vector<std::string> fetch;
+            for (dtype t : {dtype::float32, dtype::float64}) {
+                auto c = [&](const shape& s, std::vector<double> v) {
+                    for (double& e : v) e *= 0.3;  // keep the gates away from saturation
+                    return b.constant(graft::cast(f64(s, v), t));
+                };
+                std::vector<endpoint> in{b.constant(tensor::scalar_of<std::int64_t>(S)), c({T, B, I}, xs), c({B, H}, cs0),
+                                         c({B, H}, h0), c({I + H, 4 * H}, w), c({H}, peep), c({H}, wave(static_cast<std::size_t>(H), 2.2)),
+                                         c({H}, wave(static_cast<std::size_t>(H), 0.1)), c({4 * H}, bias)};
+                graft::attr_list a{{"cell_clip", attr_value(peephole ? 0.5f : -1.0f)}, {"use_peephole", attr_value(peephole)}};
+                if (!v2) a.push_back({"forget_bias", attr_value(1.0f)});
+                auto o = b.op_n(v2 ? "BlockLSTMV2" : "BlockLSTM", in, a);
+                std::vector<endpoint> gin = in;
+                gin.insert(gin.end(), o.begin(), o.end());
+                gin.push_back(c({T, B, H}, dcs));
+                gin.push_back(c({T, B, H}, dh));
+                auto gr = b.op_n(v2 ? "BlockLSTMGradV2" : "BlockLSTMGrad", gin, {{"use_peephole", attr_value(peephole)}});
+                for (int k : {1, 6}) fetch.push_back(o[static_cast<std::size_t>(k)].str());
+                for (const auto& e : gr) fetch.push_back(e.str());
+            }
+            graft::exec::session s(g);
+            auto r = s.run({}, fetch);
+            const std::size_t n = r.size() / 2;
+            for (std::size_t k = 0; k < n; ++k) {
+                INFO((v2 ? "V2" : "V1") << " peephole " << peephole << " fetch " << fetch[k]);
+                check_close(values(r[k]), values(r[n + k]), 2e-5);
+            }
+            // steps >= seq_len_max: zero h and zero x_grad
+            const auto h = values(r[1]), dx = values(r[2]);
+            CHECK(std::all_of(h.begin() + S * B * H, h.end(), [](double v) { return v == 0.0; }));
+            CHECK(std::all_of(dx.begin() + S * B * I, dx.end(), [](double v) { return v == 0.0; }));
+            CHECK(std::any_of(h.begin(), h.begin() + S * B * H, [](double v) { return v != 0.0; }));
+        }
+    }
+    graft::set_num_threads(threads);
 }
 
 TEST_CASE("GRUBlockCell against a float64 reference, and its gradient (GRUBlockCellGrad)") {

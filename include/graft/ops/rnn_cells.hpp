@@ -27,6 +27,7 @@
 #include "graft/core/error.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/core/tensor_util.hpp"
+#include "graft/ops/lstm_kernels.hpp"
 
 namespace graft::ops {
 
@@ -102,6 +103,12 @@ struct gate_offsets {
     std::int64_t i, c, f, o;
     gate_offsets(std::int64_t H, bool ifco) : i(0), c(ifco ? 2 * H : H), f(ifco ? H : 2 * H), o(3 * H) {}
 };
+
+/// The gate pass's view of the attributes.
+inline lstm_kernels::gate_config gate_config_of(std::int64_t H, const lstm_params& p) {
+    const gate_offsets off(H, p.ifco);
+    return {off.i, off.c, off.f, off.o, p.forget_bias, p.cell_clip, p.use_peephole};
+}
 
 /// One LSTM step: the outputs of rows [B, H] from x [B, I], cs_prev, h_prev.
 template <class T>
@@ -214,8 +221,9 @@ inline lstm_result lstm_block_cell(const tensor& x, const tensor& cs_prev, const
 }
 
 /// BlockLSTM / BlockLSTMV2 (p.ifco, forget_bias 0): the cell run over x [T, B, I] for the first
-/// seq_len_max steps; the outputs of later steps are zero. Throws like lstm_block_cell, and
-/// invalid_argument_error unless 0 <= seq_len_max <= T.
+/// seq_len_max steps; the outputs of later steps are zero. Every step's x * w_x is one GEMM, then
+/// the batch rows are split among graft's threads (see lstm_kernels::block_forward). Throws like
+/// lstm_block_cell, and invalid_argument_error unless 0 <= seq_len_max <= T.
 inline lstm_result block_lstm(std::int64_t seq_len_max, const tensor& x, const tensor& cs_prev, const tensor& h_prev,
                               const tensor& w, const tensor& wci, const tensor& wcf, const tensor& wco, const tensor& b,
                               const lstm_params& p = {}) {
@@ -228,25 +236,22 @@ inline lstm_result block_lstm(std::int64_t seq_len_max, const tensor& x, const t
     }
     const auto s = rnn_detail::check_lstm(op, x, x.dim(1), x.dim(2), cs_prev, h_prev, w, wci, wcf, wco, b);
     lstm_result r;
-    for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h}) *t = tensor(u, {steps, s.B, s.H});
+    for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h}) *t = tensor::uninitialized(u, {steps, s.B, s.H});
     visit_dtype(u, [&](auto tag) {
         using T = decltype(tag);
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
             using rnn_detail::as;
             const tensor xu = as(x, u), cu = as(cs_prev, u), hu = as(h_prev, u), wu = as(w, u), wi = as(wci, u),
                          wf = as(wcf, u), wo = as(wco, u), bu = as(b, u);
-            const std::int64_t step = s.B * s.H;
-            std::vector<T> xh, gates;
-            for (std::int64_t t = 0; t < seq_len_max; ++t) {
-                const T* cp = t == 0 ? cu.data<T>() : r.cs.data<T>() + (t - 1) * step;
-                const T* hp = t == 0 ? hu.data<T>() : r.h.data<T>() + (t - 1) * step;
-                rnn_detail::lstm_fprop<T>(s.B, s.I, s.H, p, xu.data<T>() + t * s.B * s.I, cp, hp, wu.data<T>(),
-                                          wi.data<T>(), wf.data<T>(), wo.data<T>(), bu.data<T>(),
-                                          r.i.data<T>() + t * step, r.cs.data<T>() + t * step,
-                                          r.f.data<T>() + t * step, r.o.data<T>() + t * step,
-                                          r.ci.data<T>() + t * step, r.co.data<T>() + t * step,
-                                          r.h.data<T>() + t * step, xh, gates);
-            }
+            tensor gates = tensor::uninitialized(u, {seq_len_max * s.B, 4 * s.H});
+            lstm_kernels::block_forward<T>(seq_len_max, s.B, s.I, s.H, rnn_detail::gate_config_of(s.H, p),
+                                           xu.data<T>(), cu.data<T>(), hu.data<T>(), wu.data<T>(), wi.data<T>(),
+                                           wf.data<T>(), wo.data<T>(), bu.data<T>(),
+                                           {r.i.data<T>(), r.cs.data<T>(), r.f.data<T>(), r.o.data<T>(),
+                                            r.ci.data<T>(), r.co.data<T>(), r.h.data<T>()},
+                                           gates.data<T>());
+            for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h})
+                std::fill(t->data<T>() + seq_len_max * s.B * s.H, t->data<T>() + t->num_elements(), T(0));
         }
     });
     if (u != x.type()) for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h}) *t = cast(*t, x.type());
@@ -289,7 +294,9 @@ inline lstm_cell_grad_result lstm_block_cell_grad(const tensor& x, const tensor&
 }
 
 /// BlockLSTMGrad / BlockLSTMGradV2 (ifco): the gradients of block_lstm's inputs given its outputs
-/// (`saved`, [T, B, H] each) and the gradients of its cs and h outputs. Throws like block_lstm.
+/// (`saved`, [T, B, H] each) and the gradients of its cs and h outputs. The batch rows run their
+/// steps backwards split among graft's threads; dx, dw and db are GEMMs over all steps at the end
+/// (see lstm_kernels::block_backward). Throws like block_lstm.
 inline block_lstm_grad_result block_lstm_grad(std::int64_t seq_len_max, const tensor& x, const tensor& cs_prev,
                                               const tensor& h_prev, const tensor& w, const tensor& wci,
                                               const tensor& wcf, const tensor& wco, const tensor& b,
@@ -308,8 +315,10 @@ inline block_lstm_grad_result block_lstm_grad(std::int64_t seq_len_max, const te
     const tensor* ts[] = {&saved.i, &saved.cs, &saved.f, &saved.o, &saved.ci, &saved.co, &saved.h, &cs_grad, &h_grad};
     for (int k = 0; k < 9; ++k) chk(names[k], *ts[k], {steps, s.B, s.H});
     const std::int64_t B = s.B, I = s.I, H = s.H;
-    block_lstm_grad_result r{tensor(u, x.shape()), tensor(u, {B, H}), tensor(u, {B, H}), tensor(u, {I + H, 4 * H}),
-                             tensor(u, {H}),       tensor(u, {H}),    tensor(u, {H}),    tensor(u, {4 * H})};
+    block_lstm_grad_result r{tensor::uninitialized(u, x.shape()), tensor::uninitialized(u, {B, H}),
+                             tensor::uninitialized(u, {B, H}),    tensor::uninitialized(u, {I + H, 4 * H}),
+                             tensor::uninitialized(u, {H}),       tensor::uninitialized(u, {H}),
+                             tensor::uninitialized(u, {H}),       tensor::uninitialized(u, {4 * H})};
     visit_dtype(u, [&](auto tag) {
         using T = decltype(tag);
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -318,41 +327,19 @@ inline block_lstm_grad_result block_lstm_grad(std::int64_t seq_len_max, const te
                          wf = as(wcf, u), wo = as(wco, u), iu = as(saved.i, u), csu = as(saved.cs, u),
                          fu = as(saved.f, u), ou = as(saved.o, u), ciu = as(saved.ci, u), cou = as(saved.co, u),
                          hs = as(saved.h, u), csg = as(cs_grad, u), hg = as(h_grad, u);
-            const std::int64_t step = B * H;
-            std::vector<T> dcs(static_cast<std::size_t>(step)), dh(static_cast<std::size_t>(step)),
-                dgates(static_cast<std::size_t>(B * 4 * H)), xh(static_cast<std::size_t>(B * (I + H))),
-                xh_grad(static_cast<std::size_t>(B * (I + H)));
-            T* cs_prev_grad = r.cs_prev_grad.data<T>();
-            T* h_prev_grad = r.h_prev_grad.data<T>();
-            for (std::int64_t t = seq_len_max - 1; t >= 0; --t) {
-                const T* cp = t == 0 ? cu.data<T>() : csu.data<T>() + (t - 1) * step;
-                const T* hp = t == 0 ? hu.data<T>() : hs.data<T>() + (t - 1) * step;
-                for (std::int64_t k = 0; k < step; ++k) {
-                    dcs[static_cast<std::size_t>(k)] = cs_prev_grad[k] + csg.data<T>()[t * step + k];
-                    dh[static_cast<std::size_t>(k)] = h_prev_grad[k] + hg.data<T>()[t * step + k];
-                }
-                rnn_detail::lstm_bprop<T>(B, H, use_peephole, ifco, cp, wi.data<T>(), wf.data<T>(), wo.data<T>(),
-                                          iu.data<T>() + t * step, csu.data<T>() + t * step, fu.data<T>() + t * step,
-                                          ou.data<T>() + t * step, ciu.data<T>() + t * step, cou.data<T>() + t * step,
-                                          dcs.data(), dh.data(), dgates.data(), cs_prev_grad, r.wci_grad.data<T>(),
-                                          r.wcf_grad.data<T>(), r.wco_grad.data<T>());
-                const rnn_detail::crmat<T> dg(dgates.data(), B, 4 * H);
-                rnn_detail::rmat<T>(xh_grad.data(), B, I + H).noalias() =
-                    dg * rnn_detail::crmat<T>(wu.data<T>(), I + H, 4 * H).transpose();
-                for (std::int64_t row = 0; row < B; ++row) {
-                    const T* xr = xu.data<T>() + (t * B + row) * I;
-                    std::copy(xr, xr + I, xh.data() + row * (I + H));
-                    std::copy(hp + row * H, hp + (row + 1) * H, xh.data() + row * (I + H) + I);
-                    const T* gr = xh_grad.data() + row * (I + H);
-                    std::copy(gr, gr + I, r.x_grad.data<T>() + (t * B + row) * I);
-                    std::copy(gr + I, gr + I + H, h_prev_grad + row * H);
-                }
-                rnn_detail::rmat<T>(r.w_grad.data<T>(), I + H, 4 * H).noalias() +=
-                    rnn_detail::crmat<T>(xh.data(), B, I + H).transpose() * dg;
-                T* bg = r.b_grad.data<T>();
-                for (std::int64_t row = 0; row < B; ++row)
-                    for (std::int64_t j = 0; j < 4 * H; ++j) bg[j] += dgates[static_cast<std::size_t>(row * 4 * H + j)];
-            }
+            tensor dgates = tensor::uninitialized(u, {seq_len_max * B, 4 * H});
+            lstm_params p;
+            p.use_peephole = use_peephole;
+            p.ifco = ifco;
+            lstm_kernels::block_backward<T>(
+                seq_len_max, B, I, H, rnn_detail::gate_config_of(H, p), xu.data<T>(), cu.data<T>(), hu.data<T>(),
+                wu.data<T>(), wi.data<T>(), wf.data<T>(), wo.data<T>(),
+                {iu.data<T>(), csu.data<T>(), fu.data<T>(), ou.data<T>(), ciu.data<T>(), cou.data<T>(), hs.data<T>()},
+                csg.data<T>(), hg.data<T>(),
+                {r.x_grad.data<T>(), r.cs_prev_grad.data<T>(), r.h_prev_grad.data<T>(), r.w_grad.data<T>(),
+                 r.wci_grad.data<T>(), r.wcf_grad.data<T>(), r.wco_grad.data<T>(), r.b_grad.data<T>()},
+                dgates.data<T>());
+            std::fill(r.x_grad.data<T>() + seq_len_max * B * I, r.x_grad.data<T>() + r.x_grad.num_elements(), T(0));
         }
     });
     if (u != x.type()) {

@@ -1,0 +1,394 @@
+// graft/ops/lstm_kernels.hpp — the inner loops of BlockLSTM / BlockLSTMGrad (graft/ops/rnn_cells.hpp):
+// one batch row of the LSTM's gate pass forwards and backwards, and a row-major matrix product
+// for float (graft's GEMM) and double (Eigen, one thread).
+//
+//   lstm_kernels::gates_forward(H, cfg, g, b, cs_prev, wci, wcf, wco, {i, cs, f, o, ci, co, h});
+//   // g: the row's 4H gate pre-activations without the bias; writes the seven outputs' rows
+//
+// float rows run 8 lanes at a time with AVX2 + FMA when the CPU has them (whatever flags the program
+// was built with): exp by range reduction (x = n ln2 + r, |r| <= ln2/2) and a degree-7 polynomial,
+// sigmoid(x) = 1 / (1 + exp(-x)), tanh(x) = (1 - e) / (1 + e) with e = exp(-2|x|) and a Taylor
+// polynomial for |x| < 0.3 (relative errors of a few ulp; NaN propagates). Other rows and dtypes
+// use std::exp / std::tanh, as the per-step cell does.
+#pragma once
+
+#include "graft/core/config.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "graft/core/threads.hpp"
+#include "graft/ops/gemm.hpp"
+
+namespace graft::ops::lstm_kernels {
+
+/// What the gate pass needs besides the rows.
+struct gate_config {
+    std::int64_t off_i = 0, off_c = 0, off_f = 0, off_o = 0;  ///< gate column offsets in a 4H row
+    double forget_bias = 1.0;
+    double cell_clip = 0.0;  ///< clip cs to [-cell_clip, cell_clip] when > 0
+    bool use_peephole = false;
+};
+
+/// The seven output rows of one step and batch row.
+template <class T>
+struct out_rows {
+    T *i, *cs, *f, *o, *ci, *co, *h;
+};
+
+namespace detail {
+
+template <class T>
+T sigmoid(T v) { return T(1) / (T(1) + std::exp(-v)); }
+
+/// Columns [j0, H) of the row, scalar.
+template <class T>
+void gates_forward_scalar(std::int64_t j0, std::int64_t H, const gate_config& p, const T* g, const T* b,
+                          const T* cs_prev, const T* wci, const T* wcf, const T* wco, const out_rows<T>& r) {
+    const T fb = static_cast<T>(p.forget_bias), clip = static_cast<T>(p.cell_clip);
+    for (std::int64_t j = j0; j < H; ++j) {
+        const T cp = cs_prev[j];
+        const T i = sigmoid(g[p.off_i + j] + b[p.off_i + j] + (p.use_peephole ? cp * wci[j] : T(0)));
+        const T ci = std::tanh(g[p.off_c + j] + b[p.off_c + j]);
+        const T f = sigmoid(g[p.off_f + j] + b[p.off_f + j] + fb + (p.use_peephole ? cp * wcf[j] : T(0)));
+        T c = i * ci + f * cp;
+        if (p.cell_clip > 0) c = std::clamp(c, -clip, clip);
+        const T co = std::tanh(c);
+        const T o = sigmoid(g[p.off_o + j] + b[p.off_o + j] + (p.use_peephole ? c * wco[j] : T(0)));
+        r.i[j] = i, r.ci[j] = ci, r.f[j] = f, r.cs[j] = c, r.co[j] = co, r.o[j] = o, r.h[j] = o * co;
+    }
+}
+
+#ifdef GRAFT_GEMM_X86_DISPATCH
+/// exp(x) for 8 floats; x clamped to [-87.3, 88] (results stay normal and finite), NaN kept.
+[[gnu::target("avx2,fma")]] inline __m256 exp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_set1_ps(88.f), _mm256_max_ps(_mm256_set1_ps(-87.3f), x));  // NaN: the second operand
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    // r = x - n ln2, ln2 split in a part exact in n's product and the rest
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    // exp(r) = sum r^k / k!, k <= 7 (|r| <= 0.347: the next term is below 6e-9 relative)
+    __m256 p = _mm256_set1_ps(1.f / 5040.f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 720.f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 120.f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 24.f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 6.f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+[[gnu::target("avx2,fma")]] inline __m256 sigmoid8(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+[[gnu::target("avx2,fma")]] inline __m256 tanh8(__m256 x) {
+    const __m256 sign = _mm256_set1_ps(-0.f);
+    const __m256 ax = _mm256_andnot_ps(sign, x);
+    const __m256 one = _mm256_set1_ps(1.f);
+    const __m256 e = exp8(_mm256_mul_ps(ax, _mm256_set1_ps(-2.f)));
+    const __m256 big = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
+    // |x| < 0.3: x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 (next term below 6e-8 relative)
+    const __m256 x2 = _mm256_mul_ps(ax, ax);
+    __m256 q = _mm256_set1_ps(62.f / 2835.f);
+    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-17.f / 315.f));
+    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(2.f / 15.f));
+    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.f / 3.f));
+    const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(q, x2), ax, ax);
+    const __m256 t = _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.3f), _CMP_LT_OQ));
+    return _mm256_or_ps(t, _mm256_and_ps(sign, x));  // NaN stays NaN through big
+}
+
+[[gnu::target("avx2,fma")]] inline void gates_forward_avx2(std::int64_t H, const gate_config& p, const float* g,
+                                                           const float* b, const float* cs_prev, const float* wci,
+                                                           const float* wcf, const float* wco,
+                                                           const out_rows<float>& r) {
+    const __m256 fb = _mm256_set1_ps(static_cast<float>(p.forget_bias));
+    const __m256 hi = _mm256_set1_ps(static_cast<float>(p.cell_clip)), lo = _mm256_set1_ps(-static_cast<float>(p.cell_clip));
+    const bool clip = p.cell_clip > 0;
+    std::int64_t j = 0;
+    for (; j + 8 <= H; j += 8) {
+        const __m256 cp = _mm256_loadu_ps(cs_prev + j);
+        __m256 gi = _mm256_add_ps(_mm256_loadu_ps(g + p.off_i + j), _mm256_loadu_ps(b + p.off_i + j));
+        __m256 gf = _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(g + p.off_f + j), _mm256_loadu_ps(b + p.off_f + j)), fb);
+        __m256 go = _mm256_add_ps(_mm256_loadu_ps(g + p.off_o + j), _mm256_loadu_ps(b + p.off_o + j));
+        const __m256 gc = _mm256_add_ps(_mm256_loadu_ps(g + p.off_c + j), _mm256_loadu_ps(b + p.off_c + j));
+        if (p.use_peephole) {
+            gi = _mm256_fmadd_ps(cp, _mm256_loadu_ps(wci + j), gi);
+            gf = _mm256_fmadd_ps(cp, _mm256_loadu_ps(wcf + j), gf);
+        }
+        const __m256 i = sigmoid8(gi), ci = tanh8(gc), f = sigmoid8(gf);
+        // i*ci + f*cp as two rounded products and a sum, like the scalar rows
+        __m256 c = _mm256_add_ps(_mm256_mul_ps(i, ci), _mm256_mul_ps(f, cp));
+        if (clip) c = _mm256_min_ps(hi, _mm256_max_ps(lo, c));
+        const __m256 co = tanh8(c);
+        if (p.use_peephole) go = _mm256_fmadd_ps(c, _mm256_loadu_ps(wco + j), go);
+        const __m256 o = sigmoid8(go);
+        _mm256_storeu_ps(r.i + j, i);
+        _mm256_storeu_ps(r.ci + j, ci);
+        _mm256_storeu_ps(r.f + j, f);
+        _mm256_storeu_ps(r.cs + j, c);
+        _mm256_storeu_ps(r.co + j, co);
+        _mm256_storeu_ps(r.o + j, o);
+        _mm256_storeu_ps(r.h + j, _mm256_mul_ps(o, co));
+    }
+    gates_forward_scalar<float>(j, H, p, g, b, cs_prev, wci, wcf, wco, r);
+}
+#endif
+
+/// dgates and cs_prev_grad of one row from dcs (the gradient reaching cs, without the output's
+/// tanh path) and dh; peephole gradients added to wci_g / wcf_g / wco_g.
+template <class T, bool Peephole>
+[[gnu::always_inline]] inline void gates_backward_body(std::int64_t H, const gate_config& p, const T* cs_prev,
+                                                       const T* wci, const T* wcf, const T* wco, const T* i,
+                                                       const T* cs, const T* f, const T* o, const T* ci, const T* co,
+                                                       const T* dcs_in, const T* dh, T* dg, T* cs_prev_grad, T* wci_g,
+                                                       T* wcf_g, T* wco_g) {
+    for (std::int64_t j = 0; j < H; ++j) {
+        const T d_o = o[j] * (T(1) - o[j]) * dh[j] * co[j];
+        T dcs = (T(1) - co[j] * co[j]) * dh[j] * o[j] + dcs_in[j];
+        if constexpr (Peephole) dcs += d_o * wco[j];
+        const T dci = (T(1) - ci[j] * ci[j]) * dcs * i[j];
+        const T df = f[j] * (T(1) - f[j]) * dcs * cs_prev[j];
+        const T di = i[j] * (T(1) - i[j]) * dcs * ci[j];
+        dg[p.off_i + j] = di, dg[p.off_c + j] = dci, dg[p.off_f + j] = df, dg[p.off_o + j] = d_o;
+        if constexpr (Peephole) {
+            cs_prev_grad[j] = dcs * f[j] + di * wci[j] + df * wcf[j];
+            wci_g[j] += di * cs_prev[j];
+            wcf_g[j] += df * cs_prev[j];
+            wco_g[j] += d_o * cs[j];
+        } else {
+            cs_prev_grad[j] = dcs * f[j];
+        }
+    }
+}
+
+#ifdef GRAFT_GEMM_X86_DISPATCH
+template <bool Peephole>
+[[gnu::target("avx2,fma")]] inline void gates_backward_avx2(std::int64_t H, const gate_config& p, const float* cs_prev,
+                                                            const float* wci, const float* wcf, const float* wco,
+                                                            const float* i, const float* cs, const float* f,
+                                                            const float* o, const float* ci, const float* co,
+                                                            const float* dcs_in, const float* dh, float* dg,
+                                                            float* cs_prev_grad, float* wci_g, float* wcf_g,
+                                                            float* wco_g) {
+    gates_backward_body<float, Peephole>(H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs_in, dh, dg,
+                                         cs_prev_grad, wci_g, wcf_g, wco_g);
+}
+#endif
+
+}  // namespace detail
+
+/// The forward gate pass of one batch row: g holds the row's gate pre-activations [4H] without the
+/// bias b; cs_prev is the row's previous cell state. Writes the H columns of each output row.
+/// Never throws.
+template <class T>
+void gates_forward(std::int64_t H, const gate_config& p, const T* g, const T* b, const T* cs_prev, const T* wci,
+                   const T* wcf, const T* wco, const out_rows<T>& r) {
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float>) {
+        if (gemm::detail::cpu_has_avx2_fma()) {
+            detail::gates_forward_avx2(H, p, g, b, cs_prev, wci, wcf, wco, r);
+            return;
+        }
+    }
+#endif
+    detail::gates_forward_scalar<T>(0, H, p, g, b, cs_prev, wci, wcf, wco, r);
+}
+
+/// The backward gate pass of one batch row: the gate pre-activation gradients dg [4H] and
+/// cs_prev_grad [H] from the row's saved gate values, dcs (the gradient reaching cs from later steps
+/// and the cs output) and dh (reaching h); with peepholes adds their gradients to wci_g, wcf_g,
+/// wco_g. Never throws.
+template <class T>
+void gates_backward(std::int64_t H, const gate_config& p, const T* cs_prev, const T* wci, const T* wcf,
+                    const T* wco, const T* i, const T* cs, const T* f, const T* o, const T* ci, const T* co,
+                    const T* dcs, const T* dh, T* dg, T* cs_prev_grad, T* wci_g, T* wcf_g, T* wco_g) {
+#ifdef GRAFT_GEMM_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float>) {
+        if (gemm::detail::cpu_has_avx2_fma()) {
+            (p.use_peephole ? detail::gates_backward_avx2<true> : detail::gates_backward_avx2<false>)(
+                H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs, dh, dg, cs_prev_grad, wci_g, wcf_g, wco_g);
+            return;
+        }
+    }
+#endif
+    (p.use_peephole ? detail::gates_backward_body<T, true> : detail::gates_backward_body<T, false>)(
+        H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs, dh, dg, cs_prev_grad, wci_g, wcf_g, wco_g);
+}
+
+/// A row-major operand of a product: element (r, c) of op(M) is data[r * row + c * col].
+template <class T>
+struct operand {
+    const T* data;
+    std::int64_t row, col;
+};
+
+/// C[M,N] (= or +=) A[M,K] * B[K,N], C row-major with leading dimension ldc, on up to
+/// `threads` threads (0: graft::num_threads()). float runs graft's GEMM (`pre`: B packed
+/// beforehand, used when it fits); double runs Eigen on one thread. Throws std::bad_alloc only.
+template <class T>
+void product(std::int64_t M, std::int64_t N, std::int64_t K, operand<T> A, operand<T> B, T* C, std::int64_t ldc,
+             bool accumulate, int threads = 0, const gemm::packed_b<float>* pre = nullptr) {
+    if (M <= 0 || N <= 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+        gemm::run(M, N, K, gemm::matrix_source<float>{A.data, A.row, A.col, M},
+                  gemm::matrix_source<float>{B.data, B.col, B.row, N}, C, ldc, 1, accumulate, threads, pre);
+    } else {
+        using dyn = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+        using mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        Eigen::Map<mat, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
+        if (K <= 0) {
+            if (!accumulate) c.setZero();
+            return;
+        }
+        Eigen::Map<const mat, 0, dyn> a(A.data, M, K, dyn(A.row, A.col)), b(B.data, K, N, dyn(B.row, B.col));
+        if (accumulate) c.noalias() += a * b;
+        else c.noalias() = a * b;
+    }
+}
+
+/// The B operand packed for product() (float with N <= gemm::nc_block), else empty. Throws
+/// std::bad_alloc only.
+template <class T>
+gemm::packed_b<float> pack(std::int64_t K, std::int64_t N, operand<T> B) {
+    if constexpr (std::is_same_v<T, float>) {
+        return gemm::packed_b<float>(K, N, gemm::matrix_source<float>{B.data, B.col, B.row, N});
+    } else {
+        return {};
+    }
+}
+
+
+/// The parts of a [T, B, H] LSTM sequence (or of its gradients), by pointer.
+template <class T>
+struct sequence {
+    const T *i, *cs, *f, *o, *ci, *co, *h;
+};
+
+namespace detail {
+/// How many tasks split the batch rows of a sequence (each task runs all steps of its rows: the
+/// rows of an LSTM are independent): whole 6-row GEMM panels each, and ~2 MFLOP at least.
+inline int row_tasks(std::int64_t S, std::int64_t B, std::int64_t H) {
+    const double flops = 2.0 * static_cast<double>(S) * static_cast<double>(B) * 4.0 * static_cast<double>(H) *
+                         static_cast<double>(H);
+    const double by_work = std::max(1.0, flops / gemm::detail::kFlopsPerThread);
+    const std::int64_t by_rows = std::max<std::int64_t>(1, (B + gemm::mr - 1) / gemm::mr);
+    return static_cast<int>(std::min<double>({static_cast<double>(num_threads()), by_work, static_cast<double>(by_rows)}));
+}
+/// Rows [first, last) of task `task` of `tasks`.
+inline std::pair<std::int64_t, std::int64_t> task_rows(std::int64_t B, int tasks, int task) {
+    const std::int64_t per = (B + tasks - 1) / tasks;
+    return {std::min(B, task * per), std::min(B, (task + 1) * per)};
+}
+}  // namespace detail
+
+/// BlockLSTM's first S steps over x [S, B, I] from (cs0, h0) [B, H] with w [I+H, 4H] and b [4H]:
+/// writes rows [0, S*B) of the outputs `out` ([T, B, H] each). `gates` is scratch of S*B*4H.
+/// One GEMM projects every step's x; then each task runs all steps of its batch rows (h * w_h, the
+/// gate pass). Throws std::bad_alloc only.
+template <class T>
+void block_forward(std::int64_t S, std::int64_t B, std::int64_t I, std::int64_t H, const gate_config& p, const T* x,
+                   const T* cs0, const T* h0, const T* w, const T* wci, const T* wcf, const T* wco, const T* b,
+                   const out_rows<T>& out, T* gates) {
+    if (S <= 0 || B <= 0 || H <= 0) return;
+    const std::int64_t G = 4 * H;
+    product<T>(S * B, G, I, {x, I, 1}, {w, G, 1}, gates, G, false);
+    const operand<T> wh{w + I * G, G, 1};
+    const auto wh_packed = pack<T>(H, G, wh);
+    const int tasks = detail::row_tasks(S, B, H);
+    run_tasks(tasks, [&](int task) {
+        const auto [r0, r1] = detail::task_rows(B, tasks, task);
+        for (std::int64_t t = 0; t < S; ++t) {
+            T* g = gates + (t * B + r0) * G;
+            const std::int64_t prev = ((t - 1) * B + r0) * H;
+            const T* hp = t == 0 ? h0 + r0 * H : out.h + prev;
+            const T* cp = t == 0 ? cs0 + r0 * H : out.cs + prev;
+            product<T>(r1 - r0, G, H, {hp, H, 1}, wh, g, G, true, 1, &wh_packed);
+            for (std::int64_t row = 0; row < r1 - r0; ++row) {
+                const std::int64_t k = (t * B + r0 + row) * H;
+                gates_forward<T>(H, p, g + row * G, b, cp + row * H, wci, wcf, wco,
+                                 {out.i + k, out.cs + k, out.f + k, out.o + k, out.ci + k, out.co + k, out.h + k});
+            }
+        }
+    });
+}
+
+/// The gradients BlockLSTMGrad returns, by pointer: x_grad [T, B, I] (rows [0, S*B) written),
+/// cs_prev_grad and h_prev_grad [B, H], w_grad [I+H, 4H], wci/wcf/wco_grad [H], b_grad [4H]
+/// (all overwritten).
+template <class T>
+struct grads {
+    T *x, *cs_prev, *h_prev, *w, *wci, *wcf, *wco, *b;
+};
+
+/// BlockLSTMGrad over the first S steps: `saved` the forward outputs, cs_grad / h_grad [T, B, H]
+/// the gradients of the cs and h outputs. Each task runs the steps backwards for its batch rows
+/// (gate pass, dh_prev = dgates * w_h^T); then dx, dw and db come from GEMMs over all steps of
+/// the gate gradients (`dgates`: scratch of S*B*4H). Throws std::bad_alloc only.
+template <class T>
+void block_backward(std::int64_t S, std::int64_t B, std::int64_t I, std::int64_t H, const gate_config& p, const T* x,
+                    const T* cs0, const T* h0, const T* w, const T* wci, const T* wcf, const T* wco,
+                    const sequence<T>& saved, const T* cs_grad, const T* h_grad, const grads<T>& out, T* dgates) {
+    const std::int64_t G = 4 * H;
+    std::fill(out.cs_prev, out.cs_prev + B * H, T(0));
+    std::fill(out.h_prev, out.h_prev + B * H, T(0));
+    std::fill(out.wci, out.wci + H, T(0));
+    std::fill(out.wcf, out.wcf + H, T(0));
+    std::fill(out.wco, out.wco + H, T(0));
+    std::fill(out.b, out.b + G, T(0));
+    if (S <= 0 || B <= 0 || H <= 0) {
+        std::fill(out.w, out.w + (I + H) * G, T(0));
+        return;
+    }
+    const int tasks = detail::row_tasks(S, B, H);
+    // per row: dcs [H] then dh [H]; per task: dh_prev^T [H, rows] (w_h * dgates^T: with w_h as the
+    // GEMM's A this ran twice as fast as dgates * w_h^T, whose 4H-deep B the GEMM splits in blocks)
+    std::vector<T> peep(static_cast<std::size_t>(tasks * 3 * H), T(0)), state(static_cast<std::size_t>(B * 3 * H));
+    run_tasks(tasks, [&](int task) {
+        const auto [r0, r1] = detail::task_rows(B, tasks, task);
+        const std::int64_t rows = r1 - r0;
+        T* wci_g = peep.data() + task * 3 * H;
+        T* dcs = state.data() + r0 * 3 * H;
+        T* dh_prev_t = dcs + rows * 2 * H;
+        for (std::int64_t t = S - 1; t >= 0; --t) {
+            for (std::int64_t row = r0; row < r1; ++row) {
+                const std::int64_t k = (t * B + row) * H, prev = ((t - 1) * B + row) * H;
+                T* dc = dcs + (row - r0) * 2 * H;
+                T* dh = dc + H;
+                for (std::int64_t j = 0; j < H; ++j) {
+                    dc[j] = out.cs_prev[row * H + j] + cs_grad[k + j];
+                    dh[j] = out.h_prev[row * H + j] + h_grad[k + j];
+                }
+                gates_backward<T>(H, p, t == 0 ? cs0 + row * H : saved.cs + prev, wci, wcf, wco, saved.i + k,
+                                  saved.cs + k, saved.f + k, saved.o + k, saved.ci + k, saved.co + k, dc, dh,
+                                  dgates + (t * B + row) * G, out.cs_prev + row * H, wci_g, wci_g + H, wci_g + 2 * H);
+            }
+            product<T>(H, rows, G, {w + I * G, G, 1}, {dgates + (t * B + r0) * G, 1, G}, dh_prev_t, rows, false, 1);
+            for (std::int64_t row = 0; row < rows; ++row)
+                for (std::int64_t j = 0; j < H; ++j) out.h_prev[(r0 + row) * H + j] = dh_prev_t[j * rows + row];
+        }
+    });
+    for (int task = 0; task < tasks; ++task) {
+        const T* pg = peep.data() + task * 3 * H;
+        for (std::int64_t j = 0; j < H; ++j) out.wci[j] += pg[j], out.wcf[j] += pg[H + j], out.wco[j] += pg[2 * H + j];
+    }
+    const operand<T> dg{dgates, G, 1};
+    product<T>(S * B, I, G, dg, {w, 1, G}, out.x, I, false);                                  // dx = dgates * w_x^T
+    product<T>(I, G, S * B, {x, 1, I}, dg, out.w, G, false);                                  // dw_x = x^T * dgates
+    product<T>(H, G, B, {h0, 1, H}, dg, out.w + I * G, G, false);                             // dw_h = h_prev^T * dgates
+    product<T>(H, G, (S - 1) * B, {saved.h, 1, H}, {dgates + B * G, G, 1}, out.w + I * G, G, true);
+    for (std::int64_t r = 0; r < S * B; ++r) {
+        const T* row = dgates + r * G;
+        for (std::int64_t j = 0; j < G; ++j) out.b[j] += row[j];
+    }
+}
+
+}  // namespace graft::ops::lstm_kernels
