@@ -64,9 +64,6 @@ TEST_CASE("registry: every op with a kernel has a rule, is not differentiable, o
     // table says `nograd` are known to the registry as not differentiable; ops marked `grad_missing`
     // there are explicit gaps (docs/OPS.md lists them).
     const std::set<std::string> without_rule = {
-        // TF1 control flow: gradients of cond/while need the frame bookkeeping TF's control_flow_grad has
-        "Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit", "NextIteration",
-        "RefNextIteration",
         // second order of these needs kernels graft does not have (MaxPoolGradGrad, FusedBatchNormGradGrad)
         "MaxPoolGrad", "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3",
         // grappler's fused inference ops (TF registers no gradient for them either); graft's executor

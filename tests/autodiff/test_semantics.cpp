@@ -212,11 +212,12 @@ TEST_CASE("gradients: errors name the op and node") {
     CHECK_THROWS_AS(graft::gradients(g, {endpoint{"nope", 0}}, {x}), graft::invalid_argument_error);
 }
 
-TEST_CASE("gradients: a path through a while loop is an error, not a hang") {
+TEST_CASE("gradients: a cycle that is not a well-formed TF1 while loop is an error, not a hang") {
+    // (well-formed loops differentiate: tests/autodiff/test_tf1_loops.cpp)
     graph g;
     graph_builder b(g);
     auto x = b.placeholder("x", dtype::float64);
-    // A cycle Merge -> Mul -> NextIteration -> Merge (shaped like a TF1 loop body).
+    // A cycle Merge -> Mul -> NextIteration -> Merge (shaped like a TF1 loop body, without Enter).
     graft::node m("loop/Merge", "Merge", {x, endpoint{"loop/NextIteration", 0}});
     m.attrs.set("T", dtype::float64);
     m.attrs.set("N", std::int64_t{2});
@@ -227,4 +228,24 @@ TEST_CASE("gradients: a path through a while loop is an error, not a hang") {
     g.add_node(ni);
     auto y = b.op("Square", {endpoint{"loop/Merge", 0}});
     CHECK_THROWS_AS(graft::gradients(g, {y}, {x}), graft::graph_error);
+
+    // A frame with Enter, Merge and NextIteration but no LoopCond/Switch: an error naming the loop.
+    graph g2;
+    graph_builder b2(g2);
+    auto x2 = b2.placeholder("x", dtype::float64);
+    auto en = b2.op("Enter", {x2}, {{"frame_name", std::string("bad")}}, "bad/Enter");
+    graft::node m2("bad/Merge", "Merge", {en, endpoint{"bad/NextIteration", 0}});
+    m2.attrs.set("T", dtype::float64);
+    m2.attrs.set("N", std::int64_t{2});
+    g2.add_node(m2);
+    graft::node ni2("bad/NextIteration", "NextIteration", {b2.op("Mul", {endpoint{"bad/Merge", 0}, b2.scalar(2.0)})});
+    ni2.attrs.set("T", dtype::float64);
+    g2.add_node(ni2);
+    auto ex = b2.op("Exit", {endpoint{"bad/Merge", 0}}, {}, "bad/Exit");
+    try {
+        graft::gradients(g2, {b2.op("Square", {ex})}, {x2});
+        FAIL("no error");
+    } catch (const graft::graph_error& e) {
+        CHECK(e.message().find("while loop 'bad'") != std::string::npos);
+    }
 }

@@ -340,18 +340,18 @@ GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
                     "l2: T, lr_power: T)" + rlock + "; multiply_linear_by_lr: bool = false");
 
         // TF1 control flow
-        s.push_back("Switch(data: T, pred: bool) -> (output_false: T, output_true: T); T: type; grad_missing");
-        s.push_back("RefSwitch(data: Ref(T), pred: bool) -> (output_false: Ref(T), output_true: Ref(T)); T: type; grad_missing");
-        s.push_back("Merge(inputs: N * T) -> (output: T, value_index: int32); T: type; N: int >= 1; grad_missing");
-        s.push_back("RefMerge(inputs: N * Ref(T)) -> (output: Ref(T), value_index: int32); T: type; N: int >= 1; grad_missing");
+        s.push_back("Switch(data: T, pred: bool) -> (output_false: T, output_true: T); T: type");
+        s.push_back("RefSwitch(data: Ref(T), pred: bool) -> (output_false: Ref(T), output_true: Ref(T)); T: type");
+        s.push_back("Merge(inputs: N * T) -> (output: T, value_index: int32); T: type; N: int >= 1");
+        s.push_back("RefMerge(inputs: N * Ref(T)) -> (output: Ref(T), value_index: int32); T: type; N: int >= 1");
         const std::string frame = "; T: type; frame_name: string; is_constant: bool = false; "
                                   "parallel_iterations: int = 10";
-        s.push_back("Enter(data: T) -> (output: T)" + frame + "; grad_missing");
-        s.push_back("RefEnter(data: Ref(T)) -> (output: Ref(T))" + frame + "; grad_missing");
-        s.push_back("Exit(data: T) -> (output: T); T: type; grad_missing");
-        s.push_back("RefExit(data: Ref(T)) -> (output: Ref(T)); T: type; grad_missing");
-        s.push_back("NextIteration(data: T) -> (output: T); T: type; grad_missing");
-        s.push_back("RefNextIteration(data: Ref(T)) -> (output: Ref(T)); T: type; grad_missing");
+        s.push_back("Enter(data: T) -> (output: T)" + frame);
+        s.push_back("RefEnter(data: Ref(T)) -> (output: Ref(T))" + frame);
+        s.push_back("Exit(data: T) -> (output: T); T: type");
+        s.push_back("RefExit(data: Ref(T)) -> (output: Ref(T)); T: type");
+        s.push_back("NextIteration(data: T) -> (output: T); T: type");
+        s.push_back("RefNextIteration(data: Ref(T)) -> (output: Ref(T)); T: type");
         s.push_back("LoopCond(input: bool) -> (output: bool); nograd");
 
         // checkpoints and strings

@@ -5,6 +5,9 @@
 //    between nodes from the ys backwards (a node is ready when all its between consumers are
 //    done): sum the gradients of each output (AddN), call the op's rule, hand each input its
 //    gradient. 4. Each x's gradient is the sum of what reached it.
+// A TF1 while loop on the path is one unit of the walk: it is ready when all its Exits on the path
+// are, and tf1_loops.hpp builds its backward loop (whose body is walked by the same code, one
+// frame down).
 #pragma once
 
 #include <deque>
@@ -13,6 +16,7 @@
 #include <unordered_set>
 
 #include "graft/autodiff/gradients.hpp"
+#include "graft/autodiff/detail/tf1_loops.hpp"
 
 namespace graft::autodiff::detail {
 
@@ -52,22 +56,13 @@ inline int output_count(const graph& g, const node& n, int seen) {
 
 }  // namespace graft::autodiff::detail
 
-namespace graft::autodiff {
+namespace graft::autodiff::detail {
 
-inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vector<endpoint>& ys,
-                                                      const std::vector<endpoint>& xs,
-                                                      const std::vector<endpoint>& grad_ys,
-                                                      const gradient_options& options) {
+inline std::vector<std::optional<endpoint>> walk(graph& g, const std::vector<endpoint>& ys,
+                                                 const std::vector<endpoint>& seeds, const std::vector<endpoint>& xs,
+                                                 const graph_builder& root, frame_map* frames, int level,
+                                                 const std::unordered_set<std::string_view>* barrier) {
     using graft::detail::cat;
-    if (ys.empty()) throw invalid_argument_error("gradients: no ys given", {}, "pass at least one tensor to differentiate");
-    if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
-        throw invalid_argument_error(cat("gradients: ", grad_ys.size(), " grad_ys for ", ys.size(), " ys"), {},
-                                     "pass one grad_y per y, or none for OnesLike(y)");
-    }
-    for (auto& y : ys) detail::node_of(g, y, "y");
-    for (auto& x : xs) detail::node_of(g, x, "x");
-    for (auto& gy : grad_ys) detail::node_of(g, gy, "grad_y");
-
     // Data edges out of each node: (consumer, input slot).
     std::unordered_map<std::string_view, std::vector<std::pair<node*, int>>> out_edges;
     std::unordered_map<std::string_view, int> max_index;
@@ -79,17 +74,29 @@ inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vecto
             m = std::max(m, e.index + 1);
         }
     }
+    auto blocked = [&](std::string_view n) { return barrier && barrier->count(n); };
     // 1. reached (forward from the xs) and between (backward from the ys, inside reached).
     std::unordered_set<std::string_view> reached, between;
     std::vector<std::string_view> stack;
     for (auto& x : xs) stack.push_back(g.at(x.node).name);
+    bool loops = level != 0;
     while (!stack.empty()) {
         auto n = stack.back();
         stack.pop_back();
         if (!reached.insert(n).second) continue;
         if (auto it = out_edges.find(n); it != out_edges.end()) {
-            for (auto& [c, k] : it->second) stack.push_back(c->name);
+            for (auto& [c, k] : it->second) {
+                if (blocked(c->name)) continue;
+                loops |= is_enter_op(c->op) || is_exit_op(c->op) || is_next_iteration_op(c->op);
+                stack.push_back(c->name);
+            }
         }
+    }
+    // The unit of the walk a node belongs to: 0 for a node of `level` itself, the child frame of
+    // `level` (a loop walked as one) that holds it, -1 outside `level`.
+    auto unit = [&](const node& n) { return loops && frames ? frames->child_of(frames->of(n), level) : 0; };
+    if (level != 0) {
+        std::erase_if(reached, [&](std::string_view n) { return unit(g.at(n)) < 0; });
     }
     for (auto& y : ys) {
         if (reached.count(y.node)) stack.push_back(g.at(y.node).name);
@@ -102,16 +109,30 @@ inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vecto
             if (reached.count(e.node)) stack.push_back(g.at(e.node).name);
         }
     }
-    // 2. pending counts.
+    // 2. pending counts. Edges inside a loop are the loop's business: only its Enters wait.
     std::unordered_map<std::string_view, int> pending;
+    std::unordered_map<int, int> exits_on_path, exits_ready, loop_nodes;
+    auto counted = [&](const node& n) {
+        int u = unit(n);
+        return u == 0 || (is_enter_op(n.op) && frames->of(n) == u);
+    };
     for (auto n : between) {
-        for (auto& e : g.at(n).inputs) {
+        const node& nn = g.at(n);
+        if (int u = unit(nn); u != 0) {
+            if (level != 0) {
+                throw graph_error(cat("gradients: while loop '", frames->at(u).name, "' is nested inside the loop '",
+                                      frames->at(level).name, "' being differentiated"),
+                                  location::at_node(nn.name, nn.op), "graft differentiates non-nested TF1 loops only");
+            }
+            ++loop_nodes[u];
+            if (is_exit_op(nn.op) && frames->of(nn) == u) ++exits_on_path[u];
+        }
+        if (!counted(nn)) continue;
+        for (auto& e : nn.inputs) {
             if (between.count(e.node)) ++pending[g.at(e.node).name];
         }
     }
 
-    std::string scope = detail::fresh_scope(g, options.scope);
-    graph_builder root(g, scope);
     const gradient_registry& rules = gradient_registry::global();
     auto trainable = [&](const endpoint& e) {
         const node& n = g.at(e.node);
@@ -133,39 +154,74 @@ inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vecto
         }
         return it->second.front();
     };
-
-    for (std::size_t i = 0; i < ys.size(); ++i) {
-        const endpoint& y = ys[i];
-        if (!grad_ys.empty()) {
-            grads[y].push_back(grad_ys[i]);
-            continue;
-        }
-        if (!trainable(y)) {
-            const node& n = g.at(y.node);
-            throw invalid_argument_error(cat("gradients: y '", y.str(), "' is ", dtype_name(root.dtype_of(y)),
-                                             ", not a floating point tensor"),
-                                         location::at_node(n.name, n.op).with_tensor(y.str()),
-                                         "pass grad_ys for it, or cast it to a float type first");
-        }
-        grads[y].push_back(root.op("OnesLike", {y}, {}, cat("grad_ys_", i)));
-    }
+    for (std::size_t i = 0; i < ys.size(); ++i) grads[ys[i]].push_back(seeds[i]);
 
     std::unordered_set<std::string_view> x_nodes;
-    for (auto& x : xs) x_nodes.insert(g.at(x.node).name);
+    for (auto& x : xs) {
+        const node& n = g.at(x.node);
+        if (int u = unit(n); u != 0) {
+            throw invalid_argument_error(cat("gradients: x '", x.str(), "' is inside while loop '",
+                                             frames->at(u < 0 ? 0 : u).name, "'"),
+                                         location::at_node(n.name, n.op).with_tensor(x.str()),
+                                         "differentiate w.r.t. tensors outside the loop (the Enter's input)");
+        }
+        x_nodes.insert(n.name);
+    }
 
-    // 3. walk backwards.
+    // 3. walk backwards. A node of a loop becomes ready as its loop: when all its Exits on the
+    // path are (the ready queue then holds the last of those Exits).
     std::deque<std::string_view> ready;
     std::unordered_set<std::string_view> queued;
+    std::unordered_set<int> loops_done;
+    auto make_ready = [&](const node& n) {
+        int u = unit(n);
+        if (u == 0) {
+            if (queued.insert(n.name).second) ready.push_back(n.name);
+            return;
+        }
+        if (!is_exit_op(n.op) || frames->of(n) != u) {
+            throw graph_error(cat("gradients: a path to the ys leaves while loop '", frames->at(u).name,
+                                  "' other than through its Exit nodes"),
+                              location::at_node(n.name, n.op), "differentiate tensors computed after the loop");
+        }
+        if (queued.insert(n.name).second && ++exits_ready[u] == exits_on_path[u]) ready.push_back(n.name);
+    };
     for (auto& y : ys) {
-        std::string_view n = g.at(y.node).name;
-        if (between.count(n) && pending[n] == 0 && queued.insert(n).second) ready.push_back(n);
+        const node& n = g.at(y.node);
+        if (between.count(n.name) && pending[n.name] == 0) make_ready(n);
     }
     std::size_t done = 0;
     while (!ready.empty()) {
         std::string_view name = ready.front();
         ready.pop_front();
-        ++done;
         node& n = g.at(name);
+        if (int u = unit(n); u != 0) {
+            // a whole loop: its backward loop gives the gradients of its Enters' inputs
+            if (!loops_done.insert(u).second) continue;
+            done += static_cast<std::size_t>(loop_nodes[u]);
+            std::unordered_map<std::string, endpoint> exit_grads;
+            std::vector<const node*> enters;
+            for (auto b : between) {
+                const node& m = g.at(b);
+                if (unit(m) != u || frames->of(m) != u) continue;
+                if (is_exit_op(m.op)) {
+                    if (auto gx = aggregate(endpoint{m.name, 0}, root)) exit_grads.emplace(m.name, *gx);
+                }
+                if (is_enter_op(m.op)) enters.push_back(&m);
+            }
+            for (auto& eg : loop_gradient(g, root, *frames, u, exit_grads)) {
+                if (reached.count(eg.target.node) && trainable(eg.target)) grads[eg.target].push_back(eg.grad);
+            }
+            for (const node* m : enters) {
+                for (auto& in : m->inputs) {
+                    if (!between.count(in.node)) continue;
+                    const node& src = g.at(in.node);
+                    if (--pending[src.name] == 0) make_ready(src);
+                }
+            }
+            continue;
+        }
+        ++done;
         const node* np = &n;
         int k = detail::output_count(g, n, max_index.count(name) ? max_index[name] : 0);
         std::optional<graph_builder> nb;
@@ -213,18 +269,19 @@ inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vecto
             const endpoint& in = n.inputs[i];
             if (in_grads[i] && reached.count(in.node) && trainable(in)) grads[in].push_back(*in_grads[i]);
             if (between.count(in.node)) {
-                std::string_view src = g.at(in.node).name;
-                if (--pending[src] == 0 && queued.insert(src).second) ready.push_back(src);
+                const node& src = g.at(in.node);
+                if (--pending[src.name] == 0) make_ready(src);
             }
         }
     }
     if (done < between.size()) {
         for (auto name : between) {
-            if (!queued.count(name)) {
-                const node& n = g.at(name);
-                throw graph_error("gradients: a path from the xs to the ys goes through a cycle (a while loop)",
+            const node& n = g.at(name);
+            if (!queued.count(name) && unit(n) == 0) {
+                throw graph_error("gradients: a path from the xs to the ys goes through a cycle that is not a while loop",
                                   location::at_node(n.name, n.op),
-                                  "graft builds gradients of acyclic graphs only; differentiate the loop body or unroll it");
+                                  "graft differentiates TF1 while loops built by tf.while_loop (Enter, Merge, Switch, "
+                                  "LoopCond, NextIteration, Exit) and acyclic graphs; unroll other cycles");
             }
         }
     }
@@ -232,17 +289,62 @@ inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vecto
     // 4. the xs.
     std::vector<std::optional<endpoint>> result;
     result.reserve(xs.size());
-    for (auto& x : xs) {
-        std::optional<endpoint> gx = aggregate(x, root);
-        if (!gx && options.zeros_for_unconnected) {
-            endpoint v = x;
-            if (root.dtype_of(x) == dtype::resource) {
-                const node& h = g.at(x.node);
-                v = root.op("ReadVariableOp", {x}, {{"dtype", h.attr_at("dtype").type()}});
-            }
-            gx = root.op("ZerosLike", {v});
+    for (auto& x : xs) result.push_back(aggregate(x, root));
+    return result;
+}
+
+}  // namespace graft::autodiff::detail
+
+namespace graft::autodiff {
+
+inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vector<endpoint>& ys,
+                                                      const std::vector<endpoint>& xs,
+                                                      const std::vector<endpoint>& grad_ys,
+                                                      const gradient_options& options) {
+    using graft::detail::cat;
+    if (ys.empty()) throw invalid_argument_error("gradients: no ys given", {}, "pass at least one tensor to differentiate");
+    if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
+        throw invalid_argument_error(cat("gradients: ", grad_ys.size(), " grad_ys for ", ys.size(), " ys"), {},
+                                     "pass one grad_y per y, or none for OnesLike(y)");
+    }
+    for (auto& y : ys) detail::node_of(g, y, "y");
+    for (auto& x : xs) detail::node_of(g, x, "x");
+    for (auto& gy : grad_ys) detail::node_of(g, gy, "grad_y");
+
+    std::string scope = detail::fresh_scope(g, options.scope);
+    graph_builder root(g, scope);
+    std::vector<endpoint> seeds;
+    for (std::size_t i = 0; i < ys.size(); ++i) {
+        const endpoint& y = ys[i];
+        if (!grad_ys.empty()) {
+            seeds.push_back(grad_ys[i]);
+            continue;
         }
-        result.push_back(gx);
+        bool ok = true;
+        try {
+            ok = is_differentiable(g.at(y.node).output_dtype(y.index, g.registry()));
+        } catch (const graft::error&) {
+        }
+        if (!ok) {
+            const node& n = g.at(y.node);
+            throw invalid_argument_error(cat("gradients: y '", y.str(), "' is ", dtype_name(root.dtype_of(y)),
+                                             ", not a floating point tensor"),
+                                         location::at_node(n.name, n.op).with_tensor(y.str()),
+                                         "pass grad_ys for it, or cast it to a float type first");
+        }
+        seeds.push_back(root.op("OnesLike", {y}, {}, cat("grad_ys_", i)));
+    }
+    detail::frame_map frames(g);
+    std::vector<std::optional<endpoint>> result = detail::walk(g, ys, seeds, xs, root, &frames, 0, nullptr);
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const endpoint& x = xs[i];
+        if (result[i] || !options.zeros_for_unconnected) continue;
+        endpoint v = x;
+        if (root.dtype_of(x) == dtype::resource) {
+            const node& h = g.at(x.node);
+            v = root.op("ReadVariableOp", {x}, {{"dtype", h.attr_at("dtype").type()}});
+        }
+        result[i] = root.op("ZerosLike", {v});
     }
     return result;
 }
