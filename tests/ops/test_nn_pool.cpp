@@ -34,7 +34,7 @@ tensor pool(bool is_max, const tensor& x, std::int64_t kh, std::int64_t kw, std:
     return nhwc ? y : test::to_nhwc(y);
 }
 
-struct tf_case {
+struct pool_case {
     bool is_max;
     shape in;
     std::int64_t kh, kw, sh, sw;
@@ -46,7 +46,7 @@ struct tf_case {
 
 TEST_CASE("nn MaxPool / AvgPool: TF's pooling_ops_test.py figures, both layouts, float32 and float64") {
     // tensorflow/python/kernel_tests/nn_ops/pooling_ops_test.py
-    const std::vector<tf_case> cases = {
+    const std::vector<pool_case> cases = {
         {false, {1, 3, 3, 3}, 2, 2, 2, 2, "VALID", {7, 8, 9}},                            // testAvgPoolValidPadding
         {false, {1, 2, 4, 3}, 2, 2, 2, 2, "SAME", {8.5, 9.5, 10.5, 14.5, 15.5, 16.5}},    // testAvgPoolSamePadding
         {false, {1, 2, 2, 1}, 1, 2, 1, 1, "SAME", {1.5, 2, 3.5, 4}},               // ...SamePaddingNonSquareWindow
