@@ -2,7 +2,8 @@
 //
 //   graft::exec::session s{g};                       // g: a graft::graph (loaded or built)
 //   s.run({}, {}, {"init"});                         // targets: ops run for their effect
-//   s.restore("model.ckpt");                         // variables by their checkpoint keys
+//   // or, instead of init, variables from a checkpoint by their keys (graft/exec/model.hpp):
+//   // graft::exec::restore_variables(s, graft::find_variables(mg), "model.ckpt");
 //   auto out = s.run({{"x:0", x}}, {"y:0"});          // feeds, fetches -> tensors
 //
 // Each distinct (feeds, fetches, targets) signature is compiled once into a plan: pruned to what
@@ -35,8 +36,6 @@
 namespace graft::exec {
 
 struct session_options {
-    /// Run nodes whose op has no kernel? Never: the plan fails listing them. (Reserved.)
-    bool verify_crc_on_restore = true;
     /// Where nodes without a `device` attr run ("" = the CPU; "/device:GPU:0", "/gpu:0", ...).
     std::string default_device;
     /// A node that cannot run where it is placed runs on the CPU instead of failing the plan.
