@@ -93,14 +93,16 @@ inline void register_queue(kernel_registry& r) {
     r.add("QueueDequeueV2", [](kernel_context& c) {
         d::output(c, d::dequeue_queue(c).dequeue(d::where(c)));
     });
+    kernel_def count_on_host;  // the element count input
+    count_on_host.host_inputs = {1};
     r.add("QueueDequeueManyV2", [](kernel_context& c) {
         auto& q = d::dequeue_queue(c);
         d::output(c, q.dequeue_many(d::count(c), false, d::where(c)));
-    }, kernel_def{.host_inputs = {1}});
+    }, count_on_host);
     r.add("QueueDequeueUpToV2", [](kernel_context& c) {
         auto& q = d::dequeue_queue(c);
         d::output(c, q.dequeue_many(d::count(c), true, d::where(c)));
-    }, kernel_def{.host_inputs = {1}});
+    }, count_on_host);
     r.add("QueueCloseV2", [](kernel_context& c) { d::queue_at(c).close(); });
     r.add("QueueSizeV2", [](kernel_context& c) {
         c.set_output(0, tensor::scalar_of(static_cast<std::int32_t>(d::queue_at(c).size())));
