@@ -267,6 +267,19 @@ GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
         s.push_back("RandomPoisson(shape: S, rate: dtype) -> (output: dtype); S: type; dtype: type" + seeds);
         s.push_back("RandomPoissonV2(shape: S, rate: R) -> (output: dtype); S: type; R: type = double; "
                     "dtype: type = int64" + seeds);
+        // candidate samplers (candidate_sampling_ops.cc; ops/candidate_sampling.hpp): not differentiable
+        const std::string sampler = "(true_classes: int64) -> (sampled_candidates: int64, true_expected_count: float, "
+                                    "sampled_expected_count: float); num_true: int >= 1; num_sampled: int >= 1; unique: bool";
+        for (const char* op : {"UniformCandidateSampler", "LogUniformCandidateSampler", "LearnedUnigramCandidateSampler",
+                               "ThreadUnsafeUnigramCandidateSampler"}) {
+            s.push_back(std::string(op) + sampler + "; range_max: int >= 1" + seeds);
+        }
+        s.push_back("FixedUnigramCandidateSampler" + sampler + "; range_max: int >= 1; vocab_file: string = \"\"; "
+                    "distortion: float = 1; num_reserved_ids: int = 0; num_shards: int >= 1 = 1; shard: int >= 0 = 0; "
+                    "unigrams: list(float) = []" + seeds);
+        s.push_back("AllCandidateSampler" + sampler + seeds);
+        s.push_back("ComputeAccidentalHits(true_classes: int64, sampled_candidates: int64) -> (indices: int32, ids: int64, "
+                    "weights: float); num_true: int; seed: int = 0; seed2: int = 0; nograd");
 
         // ref variables and their optimizers
         s.push_back("VariableV2() -> (ref: Ref(dtype)); shape: shape; dtype: type; container: string = \"\"; "

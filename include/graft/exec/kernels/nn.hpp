@@ -2,12 +2,16 @@
 // random and optimizer-apply ops (graft/ops/nn_all.hpp) bound to their TF op types.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 
 #include "graft/exec/kernel.hpp"
 #include "graft/exec/kernels/nn_params.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/ops/bias_add.hpp"
+#include "graft/ops/candidate_sampling.hpp"
 #include "graft/ops/nn_all.hpp"
 #include "graft/ops/random_more.hpp"
 #include "graft/ops/unary.hpp"
@@ -20,6 +24,35 @@ inline ops::guarded_philox& generator(kernel_context& c) {
     return c.state().node_state<ops::guarded_philox>(c.name(), [&] {
         return ops::guarded_philox(c.attr_or<std::int64_t>("seed", 0), c.attr_or<std::int64_t>("seed2", 0));
     });
+}
+/// A candidate sampler node's state across runs: its generator and its sampler (made on the first
+/// run; a learned unigram sampler's counts grow with every run), used by one run at a time.
+struct candidate_sampler_state {
+    candidate_sampler_state(std::int64_t seed, std::int64_t seed2) : gen(seed, seed2) {}
+    std::mutex mu;
+    ops::guarded_philox gen;
+    std::optional<ops::candidate_sampler> sampler;
+};
+/// The range sampler the node's op type and attrs ask for. Throws as the candidate_sampler factories.
+inline ops::candidate_sampler make_candidate_sampler(kernel_context& c) {
+    const std::string& op = c.n().op;
+    if (op == "AllCandidateSampler") return ops::candidate_sampler::all(c.attr_int("num_sampled"));
+    const std::int64_t range_max = c.attr_int("range_max");
+    if (op == "UniformCandidateSampler") return ops::candidate_sampler::uniform(range_max);
+    if (op == "LogUniformCandidateSampler") return ops::candidate_sampler::log_uniform(range_max);
+    if (op != "FixedUnigramCandidateSampler") return ops::candidate_sampler::learned_unigram(range_max);
+    const std::string& vocab_file = c.attr_string("vocab_file");
+    const auto& unigrams = c.attr("unigrams").list_of<float>();
+    if (vocab_file.empty() == unigrams.empty()) {
+        c.fail(vocab_file.empty() ? "Must provide either vocab_file or unigrams."
+                                  : "Must only provide one of vocab_file and unigrams.");
+    }
+    const float distortion = c.attr_float("distortion");
+    const std::int64_t reserved = c.attr_int("num_reserved_ids"), shards = c.attr_int("num_shards"), shard = c.attr_int("shard");
+    if (!vocab_file.empty()) {
+        return ops::candidate_sampler::fixed_unigram_file(range_max, vocab_file, distortion, reserved, shards, shard);
+    }
+    return ops::candidate_sampler::fixed_unigram(range_max, unigrams, distortion, reserved, shards, shard);
 }
 /// Runs an optimizer apply op: inputs `slots` (var first) are variables updated in place; returns
 /// the variable for the ref output of the non-resource form.
@@ -250,6 +283,29 @@ inline void register_nn(kernel_registry& r) {
     r.add("RandomPoissonV2", [](kernel_context& c) {
         c.set_output(0, ops::random_poisson(c.input(0), c.input(1), c.attr_or("dtype", dtype::int64), impl::generator(c)));
     }, shape_on_host);
+    // Candidate samplers: one sampler and generator per node (TF's kernel object), one run at a time.
+    for (const char* op : {"UniformCandidateSampler", "LogUniformCandidateSampler", "LearnedUnigramCandidateSampler",
+                           "ThreadUnsafeUnigramCandidateSampler", "FixedUnigramCandidateSampler", "AllCandidateSampler"}) {
+        r.add(op, [](kernel_context& c) {
+            auto& st = c.state().node_state<std::shared_ptr<impl::candidate_sampler_state>>(c.name(), [&] {
+                return std::make_shared<impl::candidate_sampler_state>(c.attr_or<std::int64_t>("seed", 0),
+                                                                       c.attr_or<std::int64_t>("seed2", 0));
+            });
+            std::lock_guard lock(st->mu);
+            if (!st->sampler) st->sampler = impl::make_candidate_sampler(c);
+            auto out = ops::sample_candidates(*st->sampler, c.input(0), c.attr_int("num_true"), c.attr_int("num_sampled"),
+                                              c.attr_bool("unique"), st->gen);
+            c.set_output(0, std::move(out.sampled_candidates));
+            c.set_output(1, std::move(out.true_expected_count));
+            c.set_output(2, std::move(out.sampled_expected_count));
+        });
+    }
+    r.add("ComputeAccidentalHits", [](kernel_context& c) {
+        auto out = ops::compute_accidental_hits(c.input(0), c.input(1), c.attr_int("num_true"));
+        c.set_output(0, std::move(out.indices));
+        c.set_output(1, std::move(out.ids));
+        c.set_output(2, std::move(out.weights));
+    });
 
     // Optimizers: the TF1 (ref) and resource forms share one update.
     auto both = [&r](const std::string& op, auto fn) {
