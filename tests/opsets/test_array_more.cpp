@@ -16,6 +16,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_array_more {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::shape;
@@ -471,3 +474,5 @@ TEST_CASE("ConcatOffset gives each input's start in the concatenation; ParallelC
                          }),
                          doctest::Contains("co"), graft::error);
 }
+
+}  // namespace graft_test_array_more

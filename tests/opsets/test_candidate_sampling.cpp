@@ -21,6 +21,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_candidate_sampling {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::shape;
@@ -431,3 +434,5 @@ TEST_CASE("tf.nn.sampled_softmax_loss's subgraph trains: sampled and full softma
     CHECK(last_avg < 0.5 * first);
     CHECK(full_after < 0.75 * full_before);
 }
+
+}  // namespace graft_test_candidate_sampling

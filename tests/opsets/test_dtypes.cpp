@@ -17,6 +17,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_dtypes {
+
 using graft::attr_list;
 using graft::dtype;
 using graft::endpoint;
@@ -395,3 +398,5 @@ TEST_CASE("Softmax and LogSoftmax in float16 and bfloat16") {
     CHECK_THROWS_WITH_AS(run1("Softmax", {of(dtype::int32, {2}, {1, 2})}), doctest::Contains("int32"),
                          graft::error);
 }
+
+}  // namespace graft_test_dtypes

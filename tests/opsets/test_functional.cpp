@@ -14,6 +14,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_functional {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::shape;
@@ -622,3 +625,5 @@ TEST_CASE("Case gradient: the taken branch's gradient, the last branch's for an 
         CHECK(r.max_rel_error < 1e-6);
     }
 }
+
+}  // namespace graft_test_functional

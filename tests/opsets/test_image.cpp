@@ -15,6 +15,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_image {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::shape;
@@ -308,3 +311,5 @@ TEST_CASE("Gradients of CropAndResize w.r.t. the image and the boxes match finit
     INFO(rb.str());
     CHECK(rb.max_rel_error < 5e-3);
 }
+
+}  // namespace graft_test_image

@@ -15,6 +15,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_indexing {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::shape;
@@ -451,3 +454,5 @@ TEST_CASE("SparseToDense and SparseTensorDenseAdd, with gradients and out-of-bou
                                                             b.constant(i32({2}, {2, 3})), xs[0], xs[1]})};
     }, {f64({2}, {1.5, -2}), tensor::scalar_of(0.5)}) < 1e-6);
 }
+
+}  // namespace graft_test_indexing

@@ -14,6 +14,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_linalg {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::shape;
@@ -253,3 +256,5 @@ TEST_CASE("Gradients of MatrixSolve, MatrixTriangularSolve (broadcast batch) and
     INFO(rc.str());
     CHECK(rc.max_rel_error < 1e-6);
 }
+
+}  // namespace graft_test_linalg

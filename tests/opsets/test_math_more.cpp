@@ -18,6 +18,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_math_more {
+
 using graft::attr_list;
 using graft::dtype;
 using graft::endpoint;
@@ -403,3 +406,5 @@ TEST_CASE("FakeQuantWithMinMaxVarsPerChannel quantizes each last-dim channel on 
     CHECK_THROWS_WITH_AS(run1("FakeQuantWithMinMaxVarsPerChannel", {x, f32({3}, {0, 0, 0}), f32({3}, {1, 1, 1})}),
                          doctest::Contains("last dim"), graft::error);
 }
+
+}  // namespace graft_test_math_more

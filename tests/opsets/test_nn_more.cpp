@@ -17,6 +17,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_nn_more {
+
 using graft::attr_value;
 using graft::dtype;
 using graft::endpoint;
@@ -558,3 +561,5 @@ TEST_CASE("nn_more bad inputs fail naming the node and the shapes") {
     graft::exec::session s3(g);
     CHECK_THROWS_WITH_AS(s3.run({}, {pool.str()}), doctest::Contains("ksize must have 5 entries"), graft::error);
 }
+
+}  // namespace graft_test_nn_more

@@ -15,6 +15,9 @@
 #include "graft/tf/wire.hpp"
 #include "support/fixtures.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_parsing {
+
 using graft::dtype;
 using graft::shape;
 using graft::tensor;
@@ -188,3 +191,5 @@ TEST_CASE("TF Serving's half_plus_two: classify and regress signatures fed seria
     auto y2 = r.call("regress_x_to_y2", {{"inputs", batch}}).at("outputs");
     CHECK(values(y2) == std::vector<double>{3.5, 4.0, 5.5});
 }
+
+}  // namespace graft_test_parsing

@@ -14,6 +14,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_queue {
+
 using graft::attr_value;
 using graft::dtype;
 using graft::endpoint;
@@ -217,3 +220,5 @@ TEST_CASE("queues: enqueued tuples of the wrong dtype, shape or batch size are e
     CHECK(size(s) == 0);  // nothing of a refused tuple went in
     CHECK_THROWS_AS(take(s, "dequeue_many", -1), graft::invalid_argument_error);
 }
+
+}  // namespace graft_test_queue

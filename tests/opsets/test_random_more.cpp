@@ -17,6 +17,9 @@
 #include "graft/graph/build.hpp"
 #include "graft/ops/random_more.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_random_more {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::shape;
@@ -244,3 +247,5 @@ TEST_CASE("Bad inputs are errors naming the node: shape not a vector, negative a
     CHECK(sample_once("RandomGamma", i32({2}, {0, 3}), f32({2}, {1.0f, 2.0f}), seeds(1, 2)).shape() == shape{0, 3, 2});
     CHECK_THROWS_AS(graft::ops::random_gamma_grad(i32({1}, {1}), i32({1}, {1})), graft::invalid_argument_error);
 }
+
+}  // namespace graft_test_random_more

@@ -20,6 +20,9 @@
 #include "graft/tf/checkpoint_v1_writer.hpp"
 #include "support/fixtures.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_saver_v1 {
+
 using graft::dtype;
 using graft::shape;
 using graft::tensor;
@@ -155,3 +158,5 @@ TEST_CASE("half_plus_two's own save op (SaveSlices) rewrites its V1 export byte 
     CHECK(spec[0].data<std::string>()[0] == (out_dir / ("export-" + q5 + "-of-00001")).string());
     CHECK(bytes_of(out_dir / "export-00000-of-00001") == bytes_of(dir / "export-00000-of-00001"));
 }
+
+}  // namespace graft_test_saver_v1

@@ -20,6 +20,9 @@
 #include "graft/train/summary.hpp"
 #include "support/fixtures.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_summary {
+
 using graft::dtype;
 using graft::shape;
 using graft::tensor;
@@ -200,3 +203,5 @@ TEST_CASE("graft run --summary-dir writes the fetched summaries into an event fi
                                        " --feed x=3 --fetch sq:0 --summary-dir " + (dir / "logs2").string(), out) != 0);
     CHECK(out.find("no fetch is made by a summary op") != std::string::npos);
 }
+
+}  // namespace graft_test_summary

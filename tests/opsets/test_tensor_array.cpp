@@ -19,6 +19,9 @@
 #include "graft/graph/build.hpp"
 #include "support/fixtures.hpp"
 
+// One namespace per file: the opsets tests build as one binary in unity batches.
+namespace graft_test_tensor_array {
+
 using graft::dtype;
 using graft::endpoint;
 using graft::node;
@@ -414,3 +417,5 @@ TEST_CASE("word_rnn MetaGraph: two stacked bidirectional dynamic_rnn LSTMs train
     INFO("first loss " << losses.front() << ", last " << losses.back());
     CHECK(losses.back() < losses.front() * 0.9);
 }
+
+}  // namespace graft_test_tensor_array
