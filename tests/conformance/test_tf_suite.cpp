@@ -39,7 +39,7 @@ namespace {
 
 /// The suite's pass count when this floor was last raised: a change that makes fewer cases pass
 /// fails the test (raise it when more pass).
-constexpr int dev_suite_floor = 980;  // 986 pass on the machine that set it; a few cases sit near rtol on other ISAs
+constexpr int dev_suite_floor = 983;  // 989 pass on the machine that set it; a few cases sit near rtol on other ISAs
 constexpr int case_seconds = 60;
 
 struct csv_values {
