@@ -15,9 +15,12 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_array_more {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::dtype;
 using graft::endpoint;
@@ -26,20 +29,12 @@ using graft::tensor;
 
 namespace {
 
-tensor f32(const shape& s, std::vector<float> v) { return tensor::from_vector<float>(s, v); }
-tensor f64(const shape& s, std::vector<double> v) { return tensor::from_vector<double>(s, v); }
-tensor i32(const shape& s, std::vector<std::int32_t> v) { return tensor::from_vector<std::int32_t>(s, v); }
-tensor i64(const shape& s, std::vector<std::int64_t> v) { return tensor::from_vector<std::int64_t>(s, v); }
 std::vector<double> iota(std::size_t n, double from = 1) {
     std::vector<double> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = from + static_cast<double>(i);
     return v;
 }
 
-std::vector<double> values(const tensor& t) {
-    auto d = graft::cast(t, dtype::float64);
-    return {d.data<double>(), d.data<double>() + d.num_elements()};
-}
 
 /// Builds a graph with `make`, runs it and returns the fetched tensors.
 std::vector<tensor> run(const std::function<std::vector<endpoint>(const graft::graph_builder&)>& make) {

@@ -20,9 +20,12 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_candidate_sampling {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::dtype;
 using graft::endpoint;
@@ -31,8 +34,6 @@ using graft::tensor;
 
 namespace {
 
-tensor i64(const shape& s, std::vector<std::int64_t> v) { return tensor::from_vector<std::int64_t>(s, v); }
-tensor i32(const shape& s, std::vector<std::int32_t> v) { return tensor::from_vector<std::int32_t>(s, v); }
 
 template <class T>
 std::vector<T> vals(const tensor& t) {

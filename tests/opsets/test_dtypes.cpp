@@ -16,9 +16,12 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_dtypes {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::attr_list;
 using graft::dtype;
@@ -28,7 +31,6 @@ using graft::tensor;
 
 namespace {
 
-tensor f64(const shape& s, std::vector<double> v) { return tensor::from_vector<double>(s, v); }
 tensor i32(const shape& s, std::vector<std::int32_t> v) {
     return tensor::from_vector<std::int32_t>(s, v);
 }
@@ -37,10 +39,6 @@ tensor of(dtype t, const shape& s, const std::vector<double>& v) {
     return graft::cast(f64(s, v), t);
 }
 
-std::vector<double> values(const tensor& t) {
-    auto d = graft::cast(t, dtype::float64);
-    return {d.data<double>(), d.data<double>() + d.num_elements()};
-}
 
 /// Runs one node of `op` on constant inputs; returns its first output.
 tensor run1(const std::string& op, const std::vector<tensor>& ins, attr_list attrs = {}) {

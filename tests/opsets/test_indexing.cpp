@@ -14,9 +14,12 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_indexing {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::dtype;
 using graft::endpoint;
@@ -25,15 +28,7 @@ using graft::tensor;
 
 namespace {
 
-tensor f32(const shape& s, std::vector<float> v) { return tensor::from_vector<float>(s, v); }
-tensor f64(const shape& s, std::vector<double> v) { return tensor::from_vector<double>(s, v); }
-tensor i32(const shape& s, std::vector<std::int32_t> v) { return tensor::from_vector<std::int32_t>(s, v); }
-tensor i64(const shape& s, std::vector<std::int64_t> v) { return tensor::from_vector<std::int64_t>(s, v); }
 
-std::vector<double> values(const tensor& t) {
-    auto d = graft::cast(t, dtype::float64);
-    return {d.data<double>(), d.data<double>() + d.num_elements()};
-}
 
 /// Runs one fetch of a graph built by `build`.
 template <class Build>

@@ -13,9 +13,12 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_linalg {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::dtype;
 using graft::endpoint;
@@ -24,13 +27,7 @@ using graft::tensor;
 
 namespace {
 
-tensor f32(const shape& s, std::vector<float> v) { return tensor::from_vector<float>(s, v); }
-tensor f64(const shape& s, std::vector<double> v) { return tensor::from_vector<double>(s, v); }
 
-std::vector<double> values(const tensor& t) {
-    auto d = graft::cast(t, dtype::float64);
-    return {d.data<double>(), d.data<double>() + d.num_elements()};
-}
 
 /// Row-major n x n product of a [n, k] and b [k, m] (float64 reference).
 std::vector<double> matmul(const std::vector<double>& a, const std::vector<double>& b, int n, int k, int m) {

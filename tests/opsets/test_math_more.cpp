@@ -17,9 +17,12 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_math_more {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::attr_list;
 using graft::dtype;
@@ -31,14 +34,7 @@ namespace {
 
 constexpr double pi = 3.14159265358979323846;
 
-tensor f64(const shape& s, std::vector<double> v) { return tensor::from_vector<double>(s, v); }
-tensor f32(const shape& s, std::vector<float> v) { return tensor::from_vector<float>(s, v); }
-tensor i32(const shape& s, std::vector<std::int32_t> v) { return tensor::from_vector<std::int32_t>(s, v); }
 
-std::vector<double> values(const tensor& t) {
-    auto d = graft::cast(t, dtype::float64);
-    return {d.data<double>(), d.data<double>() + d.num_elements()};
-}
 
 /// Runs one node of `op` on constant inputs; returns its outputs.
 std::vector<tensor> run_n(const std::string& op, const std::vector<tensor>& ins, attr_list attrs = {}) {

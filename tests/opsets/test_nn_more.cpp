@@ -16,9 +16,12 @@
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_nn_more {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::attr_value;
 using graft::dtype;
@@ -30,14 +33,7 @@ namespace {
 
 using ints_t = std::vector<std::int64_t>;
 
-tensor f32(const shape& s, const std::vector<float>& v) { return tensor::from_vector<float>(s, v); }
-tensor f64(const shape& s, const std::vector<double>& v) { return tensor::from_vector<double>(s, v); }
-tensor i32(const shape& s, const std::vector<std::int32_t>& v) { return tensor::from_vector<std::int32_t>(s, v); }
 
-std::vector<double> values(const tensor& t) {
-    auto d = graft::cast(t, dtype::float64);
-    return {d.data<double>(), d.data<double>() + d.num_elements()};
-}
 /// n deterministic values in [-1, 1).
 std::vector<double> wave(std::size_t n, double phase = 0.0) {
     std::vector<double> v(n);

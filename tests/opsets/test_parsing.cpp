@@ -14,9 +14,12 @@
 #include "graft/graph/build.hpp"
 #include "graft/tf/wire.hpp"
 #include "support/fixtures.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_parsing {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::dtype;
 using graft::shape;
@@ -72,10 +75,6 @@ feat floats(std::vector<float> v) { feat x; x.f = std::move(v); return x; }
 feat ints(std::vector<std::int64_t> v, bool packed = true) { feat x; x.kind = 3; x.i = std::move(v); x.packed = packed; return x; }
 feat strs(std::vector<std::string> v) { feat x; x.kind = 1; x.s = std::move(v); return x; }
 
-std::vector<double> values(const tensor& t) {
-    auto d = graft::cast(t, dtype::float64);
-    return {d.data<double>(), d.data<double>() + d.num_elements()};
-}
 
 tensor strings(std::vector<std::string> v) {
     auto n = static_cast<std::int64_t>(v.size());

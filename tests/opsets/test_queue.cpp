@@ -13,9 +13,12 @@
 #include "graft/exec/queues.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_queue {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::attr_value;
 using graft::dtype;
@@ -25,8 +28,6 @@ using graft::tensor;
 
 namespace {
 
-tensor f32(const shape& s, std::vector<float> v) { return tensor::from_vector<float>(s, v); }
-tensor i32(const shape& s, std::vector<std::int32_t> v) { return tensor::from_vector<std::int32_t>(s, v); }
 
 template <class T>
 std::vector<T> values(const tensor& t) {

@@ -19,9 +19,12 @@
 #include "graft/tf/checkpoint_v1.hpp"
 #include "graft/tf/checkpoint_v1_writer.hpp"
 #include "support/fixtures.hpp"
+#include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_saver_v1 {
+
+using namespace graft::test;  // f32, f64, i32, i64, values
 
 using graft::dtype;
 using graft::shape;
@@ -29,8 +32,6 @@ using graft::tensor;
 
 namespace {
 
-tensor f32(const shape& s, std::vector<float> v) { return tensor::from_vector<float>(s, v); }
-tensor i64(const shape& s, std::vector<std::int64_t> v) { return tensor::from_vector<std::int64_t>(s, v); }
 tensor strs(const shape& s, std::vector<std::string> v) { return tensor::from_vector<std::string>(s, v); }
 
 const std::string q5(5, '?');  // a shard pattern's "?????" (no trigraph in a literal)
