@@ -35,7 +35,6 @@ std::vector<double> iota(std::size_t n, double from = 1) {
     return v;
 }
 
-
 /// Builds a graph with `make`, runs it and returns the fetched tensors.
 std::vector<tensor> run(const std::function<std::vector<endpoint>(const graft::graph_builder&)>& make) {
     graft::graph g;

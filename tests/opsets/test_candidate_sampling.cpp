@@ -25,7 +25,7 @@
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_candidate_sampling {
 
-using namespace graft::test;  // f32, f64, i32, i64, values
+using namespace graft::test;  // f32, f64, i32, i64, values, elements
 
 using graft::dtype;
 using graft::endpoint;
@@ -33,12 +33,6 @@ using graft::shape;
 using graft::tensor;
 
 namespace {
-
-
-template <class T>
-std::vector<T> vals(const tensor& t) {
-    return {t.data<T>(), t.data<T>() + t.num_elements()};
-}
 
 graft::attr_list sampler_attrs(std::int64_t num_true, std::int64_t num_sampled, bool unique, std::int64_t range_max,
                                std::int64_t seed = 1, std::int64_t seed2 = 2) {
@@ -95,7 +89,7 @@ void check_frequencies(const char* op, graft::attr_list attrs, const std::vector
     std::vector<double> counts(p.size(), 0.0);
     double n = 0;
     for (int i = 0; i < runs; ++i) {
-        for (std::int64_t c : vals<std::int64_t>(r.run()[0])) {
+        for (std::int64_t c : elements<std::int64_t>(r.run()[0])) {
             REQUIRE(c >= 0);
             REQUIRE(c < static_cast<std::int64_t>(p.size()));
             counts[static_cast<std::size_t>(c)] += 1;
@@ -117,15 +111,15 @@ TEST_CASE("LogUniformCandidateSampler: expected counts are p * num_sampled, freq
     REQUIRE(out[0].shape() == shape{12});
     REQUIRE(out[1].shape() == shape{3, 2});
     REQUIRE(out[2].shape() == shape{12});
-    const auto sampled = vals<std::int64_t>(out[0]);
-    const auto sampled_count = vals<float>(out[2]);
+    const auto sampled = elements<std::int64_t>(out[0]);
+    const auto sampled_count = elements<float>(out[2]);
     for (std::size_t i = 0; i < sampled.size(); ++i) {
         CHECK(sampled[i] >= 0);
         CHECK(sampled[i] < range);
         CHECK(sampled_count[i] == doctest::Approx(log_uniform_p(sampled[i], range) * 12).epsilon(1e-6));
     }
     const std::vector<std::int64_t> truth = {0, 5, 29, 1, 7, 7};
-    const auto true_count = vals<float>(out[1]);
+    const auto true_count = elements<float>(out[1]);
     for (std::size_t i = 0; i < truth.size(); ++i) {
         CHECK(true_count[i] == doctest::Approx(log_uniform_p(truth[i], range) * 12).epsilon(1e-6));
     }
@@ -140,22 +134,22 @@ TEST_CASE("Unique sampling: distinct values, expected counts 1 - (1 - p)^tries f
     sampler_run r("LogUniformCandidateSampler", i64({2, 1}, {3, 24}), sampler_attrs(1, num_sampled, true, range, 5, 9));
     for (int run = 0; run < 5; ++run) {
         auto out = r.run();
-        const auto sampled = vals<std::int64_t>(out[0]);
+        const auto sampled = elements<std::int64_t>(out[0]);
         CHECK(std::set<std::int64_t>(sampled.begin(), sampled.end()).size() == static_cast<std::size_t>(num_sampled));
-        const auto counts = vals<float>(out[2]);
+        const auto counts = elements<float>(out[2]);
         // Recover the number of tries from the first candidate, then every count must follow it.
         const double p0 = log_uniform_p(sampled[0], range);
         const double tries = std::round(std::log1p(-static_cast<double>(counts[0])) / std::log1p(-p0));
         CHECK(tries >= static_cast<double>(num_sampled));
         auto expected = [&](std::int64_t k) { return -std::expm1(tries * std::log1p(-log_uniform_p(k, range))); };
         for (std::size_t i = 0; i < sampled.size(); ++i) CHECK(counts[i] == doctest::Approx(expected(sampled[i])).epsilon(1e-5));
-        const auto true_count = vals<float>(out[1]);
+        const auto true_count = elements<float>(out[1]);
         CHECK(true_count[0] == doctest::Approx(expected(3)).epsilon(1e-5));
         CHECK(true_count[1] == doctest::Approx(expected(24)).epsilon(1e-5));
     }
     // unique over the whole range gives every class once.
     sampler_run all("UniformCandidateSampler", i64({1, 1}, {0}), sampler_attrs(1, 6, true, 6));
-    auto s = vals<std::int64_t>(all.run()[0]);
+    auto s = elements<std::int64_t>(all.run()[0]);
     std::sort(s.begin(), s.end());
     CHECK(s == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5});
 }
@@ -163,16 +157,16 @@ TEST_CASE("Unique sampling: distinct values, expected counts 1 - (1 - p)^tries f
 TEST_CASE("UniformCandidateSampler: expected counts num_sampled / range, uniform frequencies") {
     sampler_run r("UniformCandidateSampler", i64({2, 1}, {4, 9}), sampler_attrs(1, 8, false, 10));
     auto out = r.run();
-    for (float c : vals<float>(out[2])) CHECK(c == doctest::Approx(0.8).epsilon(1e-6));
-    for (float c : vals<float>(out[1])) CHECK(c == doctest::Approx(0.8).epsilon(1e-6));
+    for (float c : elements<float>(out[2])) CHECK(c == doctest::Approx(0.8).epsilon(1e-6));
+    for (float c : elements<float>(out[1])) CHECK(c == doctest::Approx(0.8).epsilon(1e-6));
     check_frequencies("UniformCandidateSampler", sampler_attrs(1, 100, false, 13, 3, 4), std::vector<double>(13, 1.0 / 13), 200);
 }
 
 TEST_CASE("Determinism: the same seeds give the same draws, each run a new one") {
     auto draws = [](std::int64_t seed, std::int64_t seed2) {
         sampler_run r("LogUniformCandidateSampler", i64({1, 1}, {0}), sampler_attrs(1, 16, false, 1000, seed, seed2));
-        auto a = vals<std::int64_t>(r.run()[0]);
-        auto b = vals<std::int64_t>(r.run()[0]);
+        auto a = elements<std::int64_t>(r.run()[0]);
+        auto b = elements<std::int64_t>(r.run()[0]);
         return std::make_pair(a, b);
     };
     auto [a1, b1] = draws(42, 7);
@@ -190,25 +184,25 @@ TEST_CASE("LearnedUnigramCandidateSampler: counts start at 1 and grow by the tru
         const std::int64_t range = 5, num_sampled = 4;
         sampler_run r(op, i64({3, 1}, {2, 2, 4}), sampler_attrs(1, num_sampled, false, range));
         auto first = r.run();
-        for (float c : vals<float>(first[1])) CHECK(c == doctest::Approx(0.2 * num_sampled).epsilon(1e-6));
+        for (float c : elements<float>(first[1])) CHECK(c == doctest::Approx(0.2 * num_sampled).epsilon(1e-6));
         // counts now 1, 1, 3, 1, 2 of 8; after the second run 1, 1, 5, 1, 3 of 11.
         const std::vector<double> after1 = {1, 1, 3, 1, 2};
         auto second = r.run();
-        const auto sampled = vals<std::int64_t>(second[0]);
-        const auto sc = vals<float>(second[2]);
+        const auto sampled = elements<std::int64_t>(second[0]);
+        const auto sc = elements<float>(second[2]);
         for (std::size_t i = 0; i < sampled.size(); ++i) {
             CHECK(sc[i] == doctest::Approx(after1[static_cast<std::size_t>(sampled[i])] / 8 * num_sampled).epsilon(1e-6));
         }
-        const auto tc = vals<float>(second[1]);
+        const auto tc = elements<float>(second[1]);
         CHECK(tc[0] == doctest::Approx(3.0 / 8 * num_sampled).epsilon(1e-6));
         CHECK(tc[2] == doctest::Approx(2.0 / 8 * num_sampled).epsilon(1e-6));
         auto third = r.run();
-        CHECK(vals<float>(third[1])[0] == doctest::Approx(5.0 / 11 * num_sampled).epsilon(1e-6));
+        CHECK(elements<float>(third[1])[0] == doctest::Approx(5.0 / 11 * num_sampled).epsilon(1e-6));
     }
     // With fixed true classes the learned law converges to their counts: class 2 dominates.
     sampler_run r("LearnedUnigramCandidateSampler", i64({8, 1}, {2, 2, 2, 2, 2, 2, 2, 0}), sampler_attrs(1, 50, false, 4));
     for (int i = 0; i < 200; ++i) (void)r.run();
-    const auto s = vals<std::int64_t>(r.run()[0]);
+    const auto s = elements<std::int64_t>(r.run()[0]);
     const auto twos = std::count(s.begin(), s.end(), std::int64_t{2});
     CHECK(twos > 35);  // p(2) = 1401 / 1604 ~ 0.87
 }
@@ -228,9 +222,9 @@ TEST_CASE("FixedUnigramCandidateSampler: unigrams with distortion, reserved ids,
     {
         sampler_run r("FixedUnigramCandidateSampler", i64({1, 1}, {3}), attrs(4, {1, 4, 9, 16}, 0.5f));
         auto out = r.run();
-        CHECK(vals<float>(out[1])[0] == doctest::Approx(0.4 * 100).epsilon(1e-5));
-        const auto s = vals<std::int64_t>(out[0]);
-        const auto c = vals<float>(out[2]);
+        CHECK(elements<float>(out[1])[0] == doctest::Approx(0.4 * 100).epsilon(1e-5));
+        const auto s = elements<std::int64_t>(out[0]);
+        const auto c = elements<float>(out[2]);
         for (std::size_t i = 0; i < s.size(); ++i) CHECK(c[i] == doctest::Approx((static_cast<double>(s[i]) + 1) / 10 * 100).epsilon(1e-5));
     }
     check_frequencies("FixedUnigramCandidateSampler", attrs(4, {1, 4, 9, 16}, 0.5f), {0.1, 0.2, 0.3, 0.4}, 100);
@@ -269,9 +263,9 @@ TEST_CASE("AllCandidateSampler: every class once, expected count 1") {
     graft::attr_list a = {{"num_true", std::int64_t{1}}, {"num_sampled", std::int64_t{5}}, {"unique", true}};
     sampler_run r("AllCandidateSampler", i64({2, 1}, {1, 4}), a);
     auto out = r.run();
-    CHECK(vals<std::int64_t>(out[0]) == std::vector<std::int64_t>{0, 1, 2, 3, 4});
-    CHECK(vals<float>(out[1]) == std::vector<float>{1, 1});
-    CHECK(vals<float>(out[2]) == std::vector<float>{1, 1, 1, 1, 1});
+    CHECK(elements<std::int64_t>(out[0]) == std::vector<std::int64_t>{0, 1, 2, 3, 4});
+    CHECK(elements<float>(out[1]) == std::vector<float>{1, 1});
+    CHECK(elements<float>(out[2]) == std::vector<float>{1, 1, 1, 1, 1});
 }
 
 TEST_CASE("ComputeAccidentalHits: TF's example, and its errors") {
@@ -283,9 +277,9 @@ TEST_CASE("ComputeAccidentalHits: TF's example, and its errors") {
                        {{"num_true", std::int64_t{2}}}, "hits");
     graft::exec::session s(g);
     auto out = s.run({}, {hits[0].str(), hits[1].str(), hits[2].str()});
-    CHECK(vals<std::int32_t>(out[0]) == std::vector<std::int32_t>{0, 0, 1, 1, 2, 2});
-    CHECK(vals<std::int64_t>(out[1]) == std::vector<std::int64_t>{1, 2, 0, 4, 3, 3});
-    CHECK(vals<float>(out[2]) == std::vector<float>(6, -FLT_MAX));
+    CHECK(elements<std::int32_t>(out[0]) == std::vector<std::int32_t>{0, 0, 1, 1, 2, 2});
+    CHECK(elements<std::int64_t>(out[1]) == std::vector<std::int64_t>{1, 2, 0, 4, 3, 3});
+    CHECK(elements<float>(out[2]) == std::vector<float>(6, -FLT_MAX));
 
     auto error = [](const tensor& t, const tensor& sampled, std::int64_t num_true) -> std::string {
         graft::graph g2;
@@ -426,7 +420,7 @@ TEST_CASE("tf.nn.sampled_softmax_loss's subgraph trains: sampled and full softma
     last_avg = (losses[27] + losses[28] + losses[29]) / 3;
     for (double l : losses) CHECK(std::isfinite(l));
     const double full_after =
-        full_softmax_loss(x, vals<float>(s.variable_value("weights")), vals<float>(s.variable_value("biases")), labels,
+        full_softmax_loss(x, elements<float>(s.variable_value("weights")), elements<float>(s.variable_value("biases")), labels,
                           static_cast<std::size_t>(dim));
     INFO("sampled loss (first 3 avg) " << first << " -> (last 3 avg) " << last_avg << "; full softmax " << full_before << " -> "
                                        << full_after);

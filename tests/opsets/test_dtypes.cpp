@@ -39,7 +39,6 @@ tensor of(dtype t, const shape& s, const std::vector<double>& v) {
     return graft::cast(f64(s, v), t);
 }
 
-
 /// Runs one node of `op` on constant inputs; returns its first output.
 tensor run1(const std::string& op, const std::vector<tensor>& ins, attr_list attrs = {}) {
     graft::graph g;

@@ -28,8 +28,6 @@ using graft::tensor;
 
 namespace {
 
-
-
 void check_close(const std::vector<double>& got, const std::vector<double>& want, double tol) {
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -28,8 +28,6 @@ using graft::tensor;
 
 namespace {
 
-
-
 /// Runs one fetch of a graph built by `build`.
 template <class Build>
 tensor run1(Build build) {

@@ -27,8 +27,6 @@ using graft::tensor;
 
 namespace {
 
-
-
 /// Row-major n x n product of a [n, k] and b [k, m] (float64 reference).
 std::vector<double> matmul(const std::vector<double>& a, const std::vector<double>& b, int n, int k, int m) {
     std::vector<double> c(static_cast<std::size_t>(n * m), 0.0);

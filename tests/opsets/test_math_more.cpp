@@ -34,8 +34,6 @@ namespace {
 
 constexpr double pi = 3.14159265358979323846;
 
-
-
 /// Runs one node of `op` on constant inputs; returns its outputs.
 std::vector<tensor> run_n(const std::string& op, const std::vector<tensor>& ins, attr_list attrs = {}) {
     graft::graph g;

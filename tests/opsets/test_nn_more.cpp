@@ -33,7 +33,6 @@ namespace {
 
 using ints_t = std::vector<std::int64_t>;
 
-
 /// n deterministic values in [-1, 1).
 std::vector<double> wave(std::size_t n, double phase = 0.0) {
     std::vector<double> v(n);

@@ -75,7 +75,6 @@ feat floats(std::vector<float> v) { feat x; x.f = std::move(v); return x; }
 feat ints(std::vector<std::int64_t> v, bool packed = true) { feat x; x.kind = 3; x.i = std::move(v); x.packed = packed; return x; }
 feat strs(std::vector<std::string> v) { feat x; x.kind = 1; x.s = std::move(v); return x; }
 
-
 tensor strings(std::vector<std::string> v) {
     auto n = static_cast<std::int64_t>(v.size());
     return tensor::from_vector<std::string>(shape{n}, v);

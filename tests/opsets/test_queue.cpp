@@ -18,7 +18,7 @@
 // One namespace per file: the opsets tests build as one binary in unity batches.
 namespace graft_test_queue {
 
-using namespace graft::test;  // f32, f64, i32, i64, values
+using namespace graft::test;  // f32, f64, i32, i64, values, elements
 
 using graft::attr_value;
 using graft::dtype;
@@ -27,12 +27,6 @@ using graft::shape;
 using graft::tensor;
 
 namespace {
-
-
-template <class T>
-std::vector<T> values(const tensor& t) {
-    return {t.data<T>(), t.data<T>() + t.num_elements()};
-}
 
 /// A queue of (int32 scalar, float32[2]) elements with its ops, named as tf.train builds them.
 struct pipeline {
@@ -89,12 +83,12 @@ TEST_CASE("FIFOQueueV2: elements enqueued by one run come out of later runs in o
     auto one = s.run({}, {"dequeue:0", "dequeue:1"});
     CHECK(one[0].shape() == shape{});
     CHECK(one[0].data<std::int32_t>()[0] == 1);
-    CHECK(values<float>(one[1]) == std::vector<float>{1, -1});
+    CHECK(elements<float>(one[1]) == std::vector<float>{1, -1});
     auto two = take(s, "dequeue_many", 2);
     CHECK(two[0].shape() == shape{2});
     CHECK(two[1].shape() == shape{2, 2});
-    CHECK(values<std::int32_t>(two[0]) == std::vector<std::int32_t>{2, 3});
-    CHECK(values<float>(two[1]) == std::vector<float>{2, -2, 3, -3});
+    CHECK(elements<std::int32_t>(two[0]) == std::vector<std::int32_t>{2, 3});
+    CHECK(elements<float>(two[1]) == std::vector<float>{2, -2, 3, -3});
     CHECK(size(s) == 1);
     auto none = take(s, "dequeue_many", 0);
     CHECK(none[1].shape() == shape{0, 2});
@@ -126,7 +120,7 @@ TEST_CASE("FIFOQueueV2: elements enqueued by one run come out of later runs in o
     }
     CHECK_THROWS_AS(take(s, "dequeue_many", 2), graft::exec::queue_closed_error);
     auto rest = take(s, "dequeue_up_to", 2);
-    CHECK(values<std::int32_t>(rest[0]) == std::vector<std::int32_t>{4});
+    CHECK(elements<std::int32_t>(rest[0]) == std::vector<std::int32_t>{4});
     try {
         take(s, "dequeue_up_to", 2);
         FAIL("expected OutOfRange");
@@ -157,10 +151,10 @@ TEST_CASE("RandomShuffleQueueV2: a seeded permutation of what went in, keeping m
         s.run({}, {}, {"close"});  // closed: min_after_dequeue no longer holds elements back
         auto b = take(s, "dequeue_up_to", 10);
         CHECK(b[0].shape() == shape{4});
-        std::vector<std::int32_t> ids = values<std::int32_t>(a[0]);
-        for (auto v : values<std::int32_t>(b[0])) ids.push_back(v);
+        std::vector<std::int32_t> ids = elements<std::int32_t>(a[0]);
+        for (auto v : elements<std::int32_t>(b[0])) ids.push_back(v);
         // Components stay together: xs row k is (id, -id).
-        auto xa = values<float>(a[1]);
+        auto xa = elements<float>(a[1]);
         for (std::size_t k = 0; k < 16; ++k) {
             CHECK(xa[2 * k] == static_cast<float>(ids[k]));
             CHECK(xa[2 * k + 1] == -static_cast<float>(ids[k]));
@@ -193,7 +187,7 @@ TEST_CASE("queues: shared_name makes two queue nodes one queue; a missing shape 
     CHECK_THROWS_WITH_AS(s.run({}, {"get_many:0"}), doctest::Contains("require the components to have specified shapes"),
                          graft::invalid_argument_error);
     auto out = s.run({}, {"get:0"});
-    CHECK(values<float>(out[0]) == std::vector<float>{1, 2, 3});
+    CHECK(elements<float>(out[0]) == std::vector<float>{1, 2, 3});
 }
 
 TEST_CASE("queues: enqueued tuples of the wrong dtype, shape or batch size are errors naming the node") {

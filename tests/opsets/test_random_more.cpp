@@ -30,8 +30,6 @@ using graft::tensor;
 
 namespace {
 
-
-
 graft::attr_list seeds(std::int64_t seed, std::int64_t seed2) { return {{"seed", seed}, {"seed2", seed2}}; }
 
 /// One run of one sampler node; the node is named "sampler".

@@ -33,8 +33,6 @@ using graft::tensor;
 
 namespace {
 
-
-
 /// A TensorArrayV3 of `size` float32 elements: {handle, flow}.
 std::vector<endpoint> make_ta(const graft::graph_builder& b, std::int32_t size, graft::attr_list extra = {},
                               dtype t = dtype::float32) {

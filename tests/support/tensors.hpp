@@ -3,7 +3,8 @@
 //
 //   using namespace graft::test;
 //   auto x = f32({2, 2}, {1, 2, 3, 4});
-//   CHECK(values(run(x))[3] == 4.0);
+//   CHECK(values(run(x))[3] == 4.0);           // any dtype, as doubles
+//   CHECK(elements<std::int64_t>(ids)[0] == 7);  // T must be the dtype
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,11 @@ inline graft::tensor i32(const graft::shape& s, const std::vector<std::int32_t>&
 }
 inline graft::tensor i64(const graft::shape& s, const std::vector<std::int64_t>& v) {
     return graft::tensor::from_vector<std::int64_t>(s, v);
+}
+/// The elements of `t`, whose dtype must be T's (not checked beyond tensor::data's own check).
+template <class T>
+std::vector<T> elements(const graft::tensor& t) {
+    return {t.data<T>(), t.data<T>() + t.num_elements()};
 }
 /// Every element of `t` as a double (cast through float64). Throws what graft::cast throws.
 inline std::vector<double> values(const graft::tensor& t) {
