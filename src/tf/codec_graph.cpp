@@ -185,10 +185,10 @@ void encode_attr_def(std::string& o, const attr_def& a) {
 }
 
 void encode_string_map(std::string& o, std::uint32_t field, const std::map<std::string, std::string>& m) {
-    for (auto& [k, v] : m) {
+    for (auto& kv : m) {  // named members, not [k, v]: clang 14 cannot capture structured bindings
         put_message(o, field, [&](std::string& e) {
-            put_string(e, 1, k);
-            put_string(e, 2, v);
+            put_string(e, 1, kv.first);
+            put_string(e, 2, kv.second);
         });
     }
 }
@@ -288,10 +288,10 @@ void decode_attr_entry(reader r, attr_map& into) {
 }
 
 void encode_attr_map(std::string& o, std::uint32_t field, const attr_map& m) {
-    for (auto& [k, v] : m) {
+    for (auto& kv : m) {
         put_message(o, field, [&](std::string& e) {
-            put_string(e, 1, k);
-            put_message(e, 2, [&](std::string& b) { encode_attr(b, v); });
+            put_string(e, 1, kv.first);
+            put_message(e, 2, [&](std::string& b) { encode_attr(b, kv.second); });
         });
     }
 }
@@ -556,16 +556,16 @@ void encode_function(std::string& o, const function_def& f) {
     encode_string_map(o, 4, f.ret);
     encode_attr_map(o, 5, f.attrs);
     encode_string_map(o, 6, f.control_ret);
-    for (auto& [idx, m] : f.arg_attrs) {
+    for (auto& arg : f.arg_attrs) {
         put_message(o, 7, [&](std::string& e) {
-            put_uint(e, 1, idx);
-            put_message(e, 2, [&](std::string& a) { encode_attr_map(a, 1, m); });
+            put_uint(e, 1, arg.first);
+            put_message(e, 2, [&](std::string& a) { encode_attr_map(a, 1, arg.second); });
         });
     }
-    for (auto& [a, b] : f.resource_arg_unique_ids) {
+    for (auto& ids : f.resource_arg_unique_ids) {
         put_message(o, 8, [&](std::string& e) {
-            put_uint(e, 1, a);
-            put_uint(e, 2, b);
+            put_uint(e, 1, ids.first);
+            put_uint(e, 2, ids.second);
         });
     }
     o += f.extra_fields;

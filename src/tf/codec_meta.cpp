@@ -109,18 +109,19 @@ signature_def decode_signature(reader r) {
 
 void encode_signature(std::string& o, const signature_def& s) {
     for (int which = 1; which <= 2; ++which) {
-        for (auto& [key, ti] : which == 1 ? s.inputs : s.outputs) {
+        // named members, not [key, ti]: clang 14 cannot capture structured bindings
+        for (auto& in : which == 1 ? s.inputs : s.outputs) {
             put_message(o, static_cast<std::uint32_t>(which), [&](std::string& e) {
-                put_string(e, 1, key);
-                put_message(e, 2, [&](std::string& b) { encode_tensor_info(b, ti); });
+                put_string(e, 1, in.first);
+                put_message(e, 2, [&](std::string& b) { encode_tensor_info(b, in.second); });
             });
         }
     }
     put_string(o, 3, s.method_name);
-    for (auto& [key, tv] : s.defaults) {
+    for (auto& d : s.defaults) {
         put_message(o, 4, [&](std::string& e) {
-            put_string(e, 1, key);
-            put_bytes(e, 2, tv.proto_bytes());
+            put_string(e, 1, d.first);
+            put_bytes(e, 2, d.second.proto_bytes());
         });
     }
     o += s.extra_fields;
@@ -286,10 +287,10 @@ void encode_meta_info(std::string& o, const meta_info& mi) {
     put_string(o, 5, mi.tensorflow_version);
     put_string(o, 6, mi.tensorflow_git_version);
     put_uint(o, 7, mi.stripped_default_attrs);
-    for (auto& [a, b] : mi.function_aliases) {
+    for (auto& alias : mi.function_aliases) {
         put_message(o, 8, [&](std::string& e) {
-            put_string(e, 1, a);
-            put_string(e, 2, b);
+            put_string(e, 1, alias.first);
+            put_string(e, 2, alias.second);
         });
     }
     o += mi.extra_fields;
@@ -539,16 +540,16 @@ void encode_meta_graph(std::string& o, const meta_graph& mg) {
     put_message(o, 1, [&](std::string& b) { encode_meta_info(b, mg.info); });
     put_message(o, 2, [&](std::string& b) { encode_graph(b, mg.graph); });
     if (mg.saver) put_message(o, 3, [&](std::string& b) { encode_saver(b, *mg.saver); });
-    for (auto& [key, c] : mg.collections) {
+    for (auto& c : mg.collections) {
         put_message(o, 4, [&](std::string& e) {
-            put_string(e, 1, key);
-            put_message(e, 2, [&](std::string& b) { encode_collection(b, c); });
+            put_string(e, 1, c.first);
+            put_message(e, 2, [&](std::string& b) { encode_collection(b, c.second); });
         });
     }
-    for (auto& [key, s] : mg.signatures) {
+    for (auto& s : mg.signatures) {
         put_message(o, 5, [&](std::string& e) {
-            put_string(e, 1, key);
-            put_message(e, 2, [&](std::string& b) { encode_signature(b, s); });
+            put_string(e, 1, s.first);
+            put_message(e, 2, [&](std::string& b) { encode_signature(b, s.second); });
         });
     }
     for (auto& a : mg.assets) {

@@ -238,9 +238,11 @@ TEST_CASE("while loops: Enter/Merge/Switch/NextIteration/Exit run until LoopCond
                                           });
     g.add_node(op("result", "Mul", {{acc_out, 0}, {"x", 0}}));
     graft::exec::session s(g);
-    auto run = [&](int limit, float x) {
-        return s.run({{"limit", tensor::scalar_of<std::int32_t>(limit)}, {"x", tensor::scalar_of(x)}},
-                     {i_out + ":0", acc_out + ":0", "result:0"});
+    auto run = [&, fetches = std::vector<std::string>{i_out + ":0", acc_out + ":0", "result:0"}](
+                   int limit, float x) {
+        return s.run(
+            {{"limit", tensor::scalar_of<std::int32_t>(limit)}, {"x", tensor::scalar_of(x)}},
+            fetches);
     };
     auto out = run(10, 2.5f);
     CHECK(out[0].scalar<std::int32_t>()() == 10);

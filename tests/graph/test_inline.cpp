@@ -56,8 +56,10 @@ TEST_CASE("inline: every signature of the TF2 fixtures, and whole graphs") {
         CAPTURE(d);
         GRAFT_REQUIRE_PATH(fixture(d));
         auto mg = graft::tf::load_meta_graph(fixture(d).string());
-        for (auto& [key, s] : mg.signatures) {
-            CAPTURE(key);
+        for (auto& entry : mg.signatures) {
+            const std::string& key =
+                entry.first;  // INFO's lambda captures it: a plain name, not a binding
+            INFO(key);
             auto sig = graft::signature_graph(mg, key);
             CHECK(!has_calls(sig.graph));
             sig.graph.validate();

@@ -89,7 +89,9 @@ TEST_CASE("ResizeBilinear: float64 reference for legacy, align_corners and half_
         for (auto [oh, ow] : {std::pair{5, 7}, std::pair{2, 3}, std::pair{3, 4}}) {
             auto out = run1("ResizeBilinear", {f64({1, 3, 4, 1}, img), i32({2}, {oh, ow})},
                             {{"align_corners", align}, {"half_pixel_centers", half}});
-            INFO("align " << align << " half " << half << " size " << oh << "x" << ow);
+            const int h = oh, w = ow;  // doctest's INFO captures: plain variables, not the bindings
+            const bool al = align, hp = half;
+            INFO("align " << al << " half " << hp << " size " << h << "x" << w);
             CHECK(out[0].type() == dtype::float32);
             CHECK(out[0].shape() == shape{1, oh, ow, 1});
             check_close(values(out[0]), bilinear_ref(img, 3, 4, oh, ow, align, half), 1e-5);
@@ -236,7 +238,8 @@ TEST_CASE("DrawBoundingBoxesV2 outlines boxes in the given colours, clipped to t
 
 TEST_CASE("Gradients of ResizeBilinear, ResizeNearestNeighbor and AdjustContrastv2 match finite differences") {
     const auto img = image(3, 4);
-    for (auto [align, half] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+    for (auto modes : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+        const bool align = modes.first, half = modes.second;  // captured below: plain variables
         auto r = graft::autodiff::check_gradients(
             [align, half](const graft::graph_builder& b, const std::vector<endpoint>& xs) {
                 return std::vector<endpoint>{b.op("ResizeBilinear", {xs[0], b.constant(i32({2}, {5, 3}))},

@@ -102,7 +102,9 @@ TEST_CASE("ScalarSummary, HistogramSummary and MergeSummary make Summary protos 
         CHECK(ev[2].has_summary);
     }
 
-    auto [tag, hist] = first_histogram(out[1].data<std::string>()[0]);
+    const auto first = first_histogram(out[1].data<std::string>()[0]);
+    const std::string& tag = first.first;
+    const histo& hist = first.second;  // a plain name (captured by a lambda below), not a binding
     CHECK(tag == "weights");
     CHECK(hist.min == -1.5);
     CHECK(hist.max == 3.0);

@@ -368,7 +368,7 @@ TEST_CASE("TensorArray gradients (tensor_array_grad.py): write/read, scatter/gat
 }
 
 TEST_CASE("word_rnn MetaGraph: two stacked bidirectional dynamic_rnn LSTMs train with TF's gradient loops") {
-#if defined(__SANITIZE_ADDRESS__)
+#if GRAFT_ASAN
     // 20 Adam steps over a 563,354 x 256 embedding take minutes at -O0 under ASan; the TensorArray and
     // Stack kernels run under the sanitizers in the cases above.
     MESSAGE("SKIP: the word_rnn training run is left to the Release build");

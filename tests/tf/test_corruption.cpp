@@ -117,10 +117,13 @@ fs::path copy_fixture(const std::string& rel_dir, const std::string& scratch_nam
 TEST_CASE("corrupt V2 index: byte flips (raw and crc-fixed) and truncations") {
     GRAFT_REQUIRE_PATH(graft::test::fixture("mnist-softmax/model.ckpt.index"));
     struct item { const char* dir; const char* prefix; };
-    for (auto [dir, prefix] : {item{"mnist-softmax", "model.ckpt"},
-                               item{"tf-serving/saved_model_half_plus_two_cpu/00000123/variables", "variables"},
-                               item{"tf-serving/saved_model_half_plus_two_tf2_cpu/00000123/variables", "variables"}}) {
-        CAPTURE(std::string(dir));
+    for (const item& it :
+         {item{"mnist-softmax", "model.ckpt"},
+          item{"tf-serving/saved_model_half_plus_two_cpu/00000123/variables", "variables"},
+          item{"tf-serving/saved_model_half_plus_two_tf2_cpu/00000123/variables", "variables"}}) {
+        const char* dir = it.dir;  // INFO's lambda captures it: a plain name, not a binding
+        const char* prefix = it.prefix;
+        INFO(std::string(dir));
         auto d = copy_fixture(dir, "corrupt_v2");
         const std::string pre = (d / prefix).string();
         const fs::path index = pre + ".index";

@@ -81,8 +81,11 @@ TEST_CASE("round trip: every dtype, odd shapes, empty tensors, strings incl. emp
     bundle_reader r((dir / "model.ckpt").string());
     CHECK(r.keys().size() == want.size());
     std::size_t zero_copy = 0;
-    for (const auto& [name, t] : want) {
-        CAPTURE(name);
+    for (const auto& entry : want) {
+        const std::string& name =
+            entry.first;  // INFO's lambda captures it: a plain name, not a binding
+        const tensor& t = entry.second;
+        INFO(name);
         read_info info;
         auto got = r.read(name, &info);
         CHECK(same_bytes(got, t));

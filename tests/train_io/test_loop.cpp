@@ -87,7 +87,9 @@ TEST_CASE("batches: drop_remainder leaves out the last partial batch; an exact f
 }
 
 TEST_CASE("batches: shuffle covers every row once per epoch, is fixed by the seed, differs per epoch") {
-    auto [f, l] = rows_data(23);
+    const auto fl = rows_data(23);
+    const tensor &f = fl.first,
+                 &l = fl.second;  // captured by the lambda below: plain names, not bindings
     auto epochs_of = [&](std::uint64_t seed) {
         batches data({f, l}, {.batch_size = 5, .shuffle = true, .seed = seed, .epochs = 3});
         std::vector<std::vector<std::int64_t>> per_epoch(3);

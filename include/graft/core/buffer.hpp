@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graft/core/config.hpp"
 #include "graft/core/error.hpp"
 
 namespace graft {
@@ -38,17 +39,7 @@ struct device {
 
 namespace detail {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool host_cache_enabled = false;  // reused blocks would hide use-after-free from ASan
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool host_cache_enabled = false;
-#else
-inline constexpr bool host_cache_enabled = true;
-#endif
-#else
-inline constexpr bool host_cache_enabled = true;
-#endif
+inline constexpr bool host_cache_enabled = !GRAFT_ASAN;  // reused blocks would hide use-after-free from ASan
 
 /// Freed large host blocks kept for reuse, by size. A program runs the same shapes again and again
 /// (a session's steps), and a fresh large block is fresh pages: glibc serves big requests with

@@ -7,6 +7,19 @@
 #define EIGEN_USE_THREADS
 #endif
 
+// GRAFT_ASAN: 1 when AddressSanitizer instruments this translation unit. g++ says so with
+// __SANITIZE_ADDRESS__, clang only through __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define GRAFT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GRAFT_ASAN 1
+#endif
+#endif
+#ifndef GRAFT_ASAN
+#define GRAFT_ASAN 0
+#endif
+
 #define GRAFT_VERSION_MAJOR 0
 #define GRAFT_VERSION_MINOR 1
 #define GRAFT_VERSION_PATCH 0

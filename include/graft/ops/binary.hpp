@@ -353,14 +353,25 @@ inline tensor squared_difference(const tensor& x, const tensor& y, const tensor*
 /// Equal: x == y -> bool. Every real type and bool. Throws shape_error / invalid_argument_error
 /// (see above).
 inline tensor equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::all_real_and_bool_types{}, "Equal", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a == b; });
+    return op_detail::binary_op<true>(
+        op_detail::all_real_and_bool_types{}, "Equal", x, y, out, 1,
+        [](const auto& a, const auto& b, auto tag) {
+            // binaryExpr, not a == b: C++20's reversed candidates make
+            // Eigen's member operator== ambiguous under clang
+            using T = decltype(tag);
+            return a.binaryExpr(b, Eigen::internal::scalar_cmp_op<T, T, Eigen::internal::cmp_EQ>());
+        });
 }
 /// NotEqual: x != y -> bool. Every real type and bool. Throws shape_error / invalid_argument_error
 /// (see above).
 inline tensor not_equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::all_real_and_bool_types{}, "NotEqual", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a != b; });
+    return op_detail::binary_op<true>(
+        op_detail::all_real_and_bool_types{}, "NotEqual", x, y, out, 1,
+        [](const auto& a, const auto& b, auto tag) {
+            using T = decltype(tag);  // binaryExpr: see equal_to
+            return a.binaryExpr(b,
+                                Eigen::internal::scalar_cmp_op<T, T, Eigen::internal::cmp_NEQ>());
+        });
 }
 /// Less: x < y -> bool. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64).
 /// Throws shape_error / invalid_argument_error (see above).

@@ -209,11 +209,13 @@ inline lstm_result lstm_block_cell(const tensor& x, const tensor& cs_prev, const
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
             using rnn_detail::as;
             std::vector<T> xh, gates;
-            rnn_detail::lstm_fprop<T>(s.B, s.I, s.H, p, as(x, u).data<T>(), as(cs_prev, u).data<T>(),
-                                      as(h_prev, u).data<T>(), as(w, u).data<T>(), as(wci, u).data<T>(),
-                                      as(wcf, u).data<T>(), as(wco, u).data<T>(), as(b, u).data<T>(), r.i.data<T>(),
-                                      r.cs.data<T>(), r.f.data<T>(), r.o.data<T>(), r.ci.data<T>(), r.co.data<T>(),
-                                      r.h.data<T>(), xh, gates);
+            rnn_detail::lstm_fprop<T>(s.B, s.I, s.H, p, as(x, u).template data<T>(),
+                                      as(cs_prev, u).template data<T>(),
+                                      as(h_prev, u).template data<T>(), as(w, u).template data<T>(),
+                                      as(wci, u).template data<T>(), as(wcf, u).template data<T>(),
+                                      as(wco, u).template data<T>(), as(b, u).template data<T>(),
+                                      r.i.data<T>(), r.cs.data<T>(), r.f.data<T>(), r.o.data<T>(),
+                                      r.ci.data<T>(), r.co.data<T>(), r.h.data<T>(), xh, gates);
         }
     });
     if (u != x.type()) for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h}) *t = cast(*t, x.type());
@@ -279,12 +281,15 @@ inline lstm_cell_grad_result lstm_block_cell_grad(const tensor& x, const tensor&
         using T = decltype(tag);
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
             using rnn_detail::as;
-            rnn_detail::lstm_bprop<T>(s.B, s.H, use_peephole, false, as(cs_prev, u).data<T>(), as(wci, u).data<T>(),
-                                      as(wcf, u).data<T>(), as(wco, u).data<T>(), as(saved.i, u).data<T>(),
-                                      as(saved.cs, u).data<T>(), as(saved.f, u).data<T>(), as(saved.o, u).data<T>(),
-                                      as(saved.ci, u).data<T>(), as(saved.co, u).data<T>(), as(cs_grad, u).data<T>(),
-                                      as(h_grad, u).data<T>(), r.dicfo.data<T>(), r.cs_prev_grad.data<T>(),
-                                      r.wci_grad.data<T>(), r.wcf_grad.data<T>(), r.wco_grad.data<T>());
+            rnn_detail::lstm_bprop<T>(
+                s.B, s.H, use_peephole, false, as(cs_prev, u).template data<T>(),
+                as(wci, u).template data<T>(), as(wcf, u).template data<T>(),
+                as(wco, u).template data<T>(), as(saved.i, u).template data<T>(),
+                as(saved.cs, u).template data<T>(), as(saved.f, u).template data<T>(),
+                as(saved.o, u).template data<T>(), as(saved.ci, u).template data<T>(),
+                as(saved.co, u).template data<T>(), as(cs_grad, u).template data<T>(),
+                as(h_grad, u).template data<T>(), r.dicfo.data<T>(), r.cs_prev_grad.data<T>(),
+                r.wci_grad.data<T>(), r.wcf_grad.data<T>(), r.wco_grad.data<T>());
         }
     });
     if (u != x.type()) {
@@ -388,7 +393,8 @@ inline gru_result gru_block_cell(const tensor& x, const tensor& h_prev, const te
                 std::copy(hp + row * H, hp + (row + 1) * H, xh.data() + row * (I + H) + I);
             }
             rnn_detail::rmat<T>(ru.data(), B, 2 * H).noalias() =
-                rnn_detail::crmat<T>(xh.data(), B, I + H) * rnn_detail::crmat<T>(as(w_ru, u).data<T>(), I + H, 2 * H);
+                rnn_detail::crmat<T>(xh.data(), B, I + H) *
+                rnn_detail::crmat<T>(as(w_ru, u).template data<T>(), I + H, 2 * H);
             for (std::int64_t row = 0; row < B; ++row)
                 for (std::int64_t j = 0; j < H; ++j) {
                     const std::int64_t k = row * H + j;
@@ -398,7 +404,8 @@ inline gru_result gru_block_cell(const tensor& x, const tensor& h_prev, const te
                     xh[static_cast<std::size_t>(row * (I + H) + I + j)] = hp[k] * r.r.data<T>()[k];
                 }
             rnn_detail::rmat<T>(cbar.data(), B, H).noalias() =
-                rnn_detail::crmat<T>(xh.data(), B, I + H) * rnn_detail::crmat<T>(as(w_c, u).data<T>(), I + H, H);
+                rnn_detail::crmat<T>(xh.data(), B, I + H) *
+                rnn_detail::crmat<T>(as(w_c, u).template data<T>(), I + H, H);
             for (std::int64_t row = 0; row < B; ++row)
                 for (std::int64_t j = 0; j < H; ++j) {
                     const std::int64_t k = row * H + j;
@@ -443,7 +450,8 @@ inline gru_grad_result gru_block_cell_grad(const tensor& x, const tensor& h_prev
                 }
             std::vector<T> comp2(static_cast<std::size_t>(B * (I + H))), comp1(static_cast<std::size_t>(B * (I + H)));
             rnn_detail::rmat<T>(comp2.data(), B, I + H).noalias() =
-                rnn_detail::crmat<T>(dcbar, B, H) * rnn_detail::crmat<T>(as(w_c, u).data<T>(), I + H, H).transpose();
+                rnn_detail::crmat<T>(dcbar, B, H) *
+                rnn_detail::crmat<T>(as(w_c, u).template data<T>(), I + H, H).transpose();
             for (std::int64_t row = 0; row < B; ++row)
                 for (std::int64_t j = 0; j < H; ++j) {
                     const std::int64_t k = row * H + j;
@@ -452,7 +460,7 @@ inline gru_grad_result gru_block_cell_grad(const tensor& x, const tensor& h_prev
                 }
             rnn_detail::rmat<T>(comp1.data(), B, I + H).noalias() =
                 rnn_detail::crmat<T>(drubar, B, 2 * H) *
-                rnn_detail::crmat<T>(as(w_ru, u).data<T>(), I + H, 2 * H).transpose();
+                rnn_detail::crmat<T>(as(w_ru, u).template data<T>(), I + H, 2 * H).transpose();
             for (std::int64_t row = 0; row < B; ++row) {
                 for (std::int64_t j = 0; j < I; ++j) {
                     const auto at = static_cast<std::size_t>(row * (I + H) + j);

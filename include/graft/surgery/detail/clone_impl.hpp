@@ -819,7 +819,8 @@ private:
             // each collection looked up once, not once per VariableDef
             std::vector<std::pair<std::string_view, collection_def*>> colls;
             for (auto& [coll, d] : defs) {
-                auto it = std::find_if(colls.begin(), colls.end(), [&](const auto& c) { return c.first == coll; });
+                auto it = std::find_if(colls.begin(), colls.end(),
+                                       [&coll = coll](const auto& c) { return c.first == coll; });
                 if (it == colls.end()) {
                     auto& c = dst_.collections[std::string(coll)];
                     if (c.which == collection_def::kind::none) c.which = collection_def::kind::bytes_list;
