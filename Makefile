@@ -3,13 +3,17 @@
 #   make test    build everything and run the whole test suite (ctest)
 #   make asan    the test suite again, Debug with ASan + UBSan: the binaries that read files, parse,
 #                run the executor and edit graphs (not test_ops, typed, cuda, autodiff,
-#                train_models: see tests/CMakeLists.txt; no graft::cuda: ASan does not see device code)
+#                train_models: see tests/CMakeLists.txt; no graft::cuda: ASan does not see device code),
+#                compiled with clang 14 where present (ASAN_CXX): it builds that tree in about half
+#                g++ 12's CPU time (1,480 s vs 2,869 s measured), which keeps .ci/run inside its budget
+#   make fuzz    the libFuzzer targets of tests/fuzz (clang, ASan + UBSan), FUZZ_SECONDS each
 #   make bench   build the benchmarks (and the libtorch/OpenCV peers) and run them
 JOBS  ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
+ASAN_CXX ?= $(shell command -v clang++-14 || command -v clang++ || command -v c++)
 
-.PHONY: deps deps-peers configure build test demo asan bench clean
+.PHONY: deps deps-peers configure build test demo asan fuzz bench clean
 
 deps:
 	@bash scripts/deps.sh
@@ -34,9 +38,17 @@ demo: build
 	@cd $(BUILD) && for e in examples/example_*; do echo; echo "== $$(basename $$e)"; ./$$e || exit 1; done
 
 asan: deps
-	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_FUZZ=OFF -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -LE no-asan
+
+# The libFuzzer targets of tests/fuzz in the sanitizer tree (clang), each run FUZZ_SECONDS from the
+# seeds make_seeds.py copies out of ../shared/tf-fixtures, plus every saved regression input.
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_FUZZ=ON -DGRAFT_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target fuzz_npy fuzz_graph_def fuzz_meta_graph fuzz_checkpoint fuzz_events
+	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -L fuzz
 
 bench: deps-peers
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DGRAFT_BUILD_BENCHMARKS=ON $(CMAKE_FLAGS) >/dev/null
