@@ -16,6 +16,12 @@ if(GRAFT_SANITIZE)
   list(REMOVE_ITEM GRAFT_TF_SOURCES ${PROJECT_SOURCE_DIR}/src/tf/typed_runtime.cpp)
 endif()
 add_library(graft_tf STATIC ${GRAFT_TF_SOURCES})
+if(GRAFT_FUZZ)
+  # The graph codecs are compiled here, not in the fuzz targets' own files: give them libFuzzer's
+  # coverage instrumentation too (the sanitizer runtime supplies its callbacks in other binaries).
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/tf/codec_graph.cpp ${PROJECT_SOURCE_DIR}/src/tf/codec_meta.cpp
+    ${PROJECT_SOURCE_DIR}/src/tf/graph_io.cpp PROPERTIES COMPILE_OPTIONS "-fsanitize=fuzzer-no-link")
+endif()
 add_library(graft::tf ALIAS graft_tf)
 set_target_properties(graft_tf PROPERTIES EXPORT_NAME tf POSITION_INDEPENDENT_CODE ON)
 # The typed runtime (loading, wiring, checking, training orchestration) has no hot loops: -O1
