@@ -177,6 +177,13 @@ TEST_CASE("bad .npy input gets a clear error, never a crash") {
         auto huge = good;
         huge.replace(huge.find("(3,)"), 4, "(9999999999999,)"[0] ? "(99999999999,)" : "");
         CHECK_THROWS_AS(graft::parse_npy(huge, "huge.npy"), graft::error);
+        // a zero-byte element type costs the file nothing per element: a forged count must still be
+        // refused before graft allocates one std::string per element (found by fuzz_npy)
+        auto u0 = good;
+        u0.replace(u0.find("<f4"), 3, "<U0");
+        u0.replace(u0.find("(3,)"), 4, "(4000000000000,)");
+        CHECK_THROWS_WITH_AS(graft::parse_npy(u0, "u0.npy"), doctest::Contains("4000000000000 elements"),
+                             graft::format_error);
     }
     SUBCASE("bad magic, version, descr, fortran order, bool bytes") {
         auto m = good; m[1] = 'X';

@@ -180,9 +180,12 @@ inline tensor parse_npy(std::string_view bytes, const std::string& name = "<memo
     dtype t = detail::npy_dtype(h.descr, itemsize, name);
     shape s(h.shape);
     auto n = static_cast<std::size_t>(s.num_elements());
-    if (itemsize != 0 && n > (bytes.size() / itemsize) + 1) {
-        throw format_error(detail::cat("data truncated: header promises ", n, " elements of ", itemsize, " bytes"),
-                           location::in_file(name, bytes.size()));
+    // Checked before anything is allocated. A zero-byte element type ('<U0', 'S0') counts as one
+    // byte here: the file must still pay for each element graft would allocate.
+    if (n > bytes.size() / std::max<std::size_t>(itemsize, 1) + 1) {
+        throw format_error(detail::cat("data truncated: header promises ", n, " elements of ", itemsize,
+                                       " bytes, the file has ", bytes.size()),
+                           location::in_file(name, bytes.size()), "the file was cut short or its header is corrupt");
     }
     std::size_t need = n * itemsize;
     if (h.data_offset + need > bytes.size()) {
