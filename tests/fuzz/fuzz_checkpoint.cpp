@@ -10,15 +10,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto parts = graft::fuzz::split2(std::string_view(reinterpret_cast<const char*>(data), size));
     const std::string_view index = parts.first, shard = parts.second;  // plain names: lambdas capture them
     const auto dir = graft::fuzz::scratch();
-    graft::fuzz::write_bytes(dir / "ck.index", index);
-    graft::fuzz::write_bytes(dir / "ck.data-00000-of-00001", shard);
+    graft::fuzz::put_file(dir / "ck.index", index);
+    graft::fuzz::put_file(dir / "ck.data-00000-of-00001", shard);
     graft::fuzz::expect_graft_errors_only([&] {
         graft::tf::bundle_reader r((dir / "ck").string());
         for (const auto& k : r.keys()) {
             graft::fuzz::expect_graft_errors_only([&] { (void)r.read(k); });
         }
     });
-    graft::fuzz::write_bytes(dir / "v1.ckpt", index);
+    graft::fuzz::put_file(dir / "v1.ckpt", index);
     graft::fuzz::expect_graft_errors_only([&] {
         graft::tf::v1_reader r((dir / "v1.ckpt").string());
         for (const auto& k : r.keys()) {

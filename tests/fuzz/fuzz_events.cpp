@@ -4,7 +4,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto path = graft::fuzz::scratch() / "events.out.tfevents.fuzz";
-    graft::fuzz::write_bytes(path, std::string_view(reinterpret_cast<const char*>(data), size));
+    graft::fuzz::put_file(path, std::string_view(reinterpret_cast<const char*>(data), size));
     graft::fuzz::expect_graft_errors_only([&] { (void)graft::train::read_events(path.string()); });
     return 0;
 }

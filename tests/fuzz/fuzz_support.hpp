@@ -1,17 +1,17 @@
 // tests/fuzz/fuzz_support.hpp — what every libFuzzer target shares: the rule that a hostile input may
 // only end in a graft::error (never a crash, a hang, a std::bad_alloc or a std::length_error), and
-// a scratch folder for readers that open paths.
+// a scratch folder for readers that open paths (files go in with graft::write_file_atomic, unsynced).
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 
 #include "graft/core/error.hpp"
+#include "graft/core/io.hpp"
 
 namespace graft::fuzz {
 
@@ -33,16 +33,18 @@ inline const std::filesystem::path& scratch() {
         return d;
     }();
     static const struct cleanup {
+        std::filesystem::path d;
         ~cleanup() {
             std::error_code ec;
-            std::filesystem::remove_all(scratch(), ec);
+            std::filesystem::remove_all(d, ec);
         }
-    } at_exit;
+    } at_exit{dir};
     return dir;
 }
 
-inline void write_bytes(const std::filesystem::path& p, std::string_view bytes) {
-    std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+/// Puts one fuzz input under `p` (no fsync: the file lives for one run).
+inline void put_file(const std::filesystem::path& p, std::string_view bytes) {
+    graft::write_file_atomic(p.string(), bytes, /*sync=*/false);
 }
 
 /// Splits one input into two: the first 2 bytes give the first part's length (mod the rest's size).
