@@ -73,7 +73,7 @@ attr_value decode_list(reader r) {
             case 8: {
                 set_list_kind<tensor_value>(l, r, "tensors");
                 auto b = get_str(r, t, k);
-                auto h = decode_tensor_header(reader(b, r.base(), r.file(), "TensorProto"));
+                auto h = decode_tensor_header(r.nested(b, "TensorProto"));
                 std::get<std::vector<tensor_value>>(l).push_back(
                     tensor_value::from_proto(std::string(b), h.type, std::move(h.shape)));
                 break;
@@ -239,7 +239,7 @@ attr_value decode_attr(reader r) {
             case 7: r.expect(t, len, k); v = decode_shape(r.sub("TensorShapeProto")); break;
             case 8: {
                 auto b = get_str(r, t, k);
-                auto h = decode_tensor_header(reader(b, r.base(), r.file(), "TensorProto"));
+                auto h = decode_tensor_header(r.nested(b, "TensorProto"));
                 v = tensor_value::from_proto(std::string(b), h.type, std::move(h.shape));
                 break;
             }
@@ -408,11 +408,11 @@ void decode_node_into(reader r, attr_cache* cache, node& n) {
                     if (cacheable) {
                         auto h = cache->values.hash(value);
                         auto* c = cache->values.find(value, h);
-                        if (!c) c = &cache->values.insert(value, h, decode_attr(reader(value, r.base(), r.file(), "AttrValue")));
+                        if (!c) c = &cache->values.insert(value, h, decode_attr(r.nested(value, "AttrValue")));
                         v = *c;
                     } else {
                         shareable = false;
-                        v = decode_attr(reader(value, r.base(), r.file(), "AttrValue"));
+                        v = decode_attr(r.nested(value, "AttrValue"));
                     }
                 }
                 if (!n.attrs.empty() && !(prev_key < entry.key)) sorted = false;

@@ -513,7 +513,7 @@ void decode_meta_graph(reader r, meta_graph& mg) {
             case 7: {
                 auto bytes = get_str(r, t, k);
                 mg.object_graph_bytes.assign(bytes);
-                mg.objects = decode_object_graph(reader(bytes, r.base(), r.file(), "SavedObjectGraph"));
+                mg.objects = decode_object_graph(r.nested(bytes, "SavedObjectGraph"));
                 break;
             }
             default: keep_unknown(mg.extra_fields, r, start, t);

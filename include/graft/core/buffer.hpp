@@ -16,6 +16,7 @@
 
 #include "graft/core/config.hpp"
 #include "graft/core/error.hpp"
+#include "graft/core/limits.hpp"
 
 namespace graft {
 
@@ -127,6 +128,8 @@ public:
     /// `size` bytes of host memory aligned to 64 bytes; zero-filled when `zero` is true.
     /// Throws error on allocation failure.
     static std::shared_ptr<buffer> allocate_host(std::size_t size, bool zero = true) {
+        if (size > (SIZE_MAX >> 1)) throw error(detail::cat("cannot allocate ", size, " bytes of host memory"));
+        load_scope::charge(size);
         std::size_t rounded = (size + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
         if (rounded == 0) rounded = buffer_alignment;
         const bool cached = detail::host_cache_enabled && rounded >= detail::host_block_cache::min_bytes;
@@ -145,7 +148,9 @@ public:
 
     /// Host memory holding `n` empty std::string objects, destroyed with the buffer.
     static std::shared_ptr<buffer> allocate_strings(std::size_t n) {
+        if (n > SIZE_MAX / sizeof(std::string)) throw error(detail::cat("cannot allocate ", n, " strings"));
         std::size_t bytes = n * sizeof(std::string);
+        load_scope::charge(bytes);
         std::size_t rounded = (bytes + buffer_alignment - 1) / buffer_alignment * buffer_alignment;
         if (rounded == 0) rounded = buffer_alignment;
         void* p = std::aligned_alloc(buffer_alignment, rounded);

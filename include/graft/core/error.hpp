@@ -71,8 +71,50 @@ private:
         std::string s = m;
         if (!w.empty()) s += " [at " + w.to_string() + "]";
         if (!h.empty()) s += ". " + h;
-        return s;
+        return printable(s);
     }
+public:
+    /// Names from hostile files reach messages: control bytes (but newline and tab), DEL and bytes
+    /// that are not valid UTF-8 are written as \xNN, so what() is always whole, printable UTF-8.
+    static std::string printable(const std::string& s) {
+        std::string o;
+        o.reserve(s.size());
+        auto hex = [&o](unsigned char c) {
+            static constexpr char digits[] = "0123456789ABCDEF";
+            o += "\\x";
+            o += digits[c >> 4];
+            o += digits[c & 15];
+        };
+        for (std::size_t i = 0; i < s.size();) {
+            const auto c = static_cast<unsigned char>(s[i]);
+            if (c < 0x80) {
+                if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) hex(c); else o += static_cast<char>(c);
+                ++i;
+                continue;
+            }
+            // A UTF-8 sequence: lead byte, its length, continuation bytes, no overlong or surrogate form.
+            std::size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+            bool ok = n != 0 && i + n <= s.size();
+            for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+            if (ok && n >= 3) {
+                const auto c1 = static_cast<unsigned char>(s[i + 1]);
+                if (c == 0xE0 && c1 < 0xA0) ok = false;          // overlong
+                if (c == 0xED && c1 >= 0xA0) ok = false;         // surrogates
+                if (c == 0xF0 && c1 < 0x90) ok = false;          // overlong
+                if (c == 0xF4 && c1 >= 0x90) ok = false;         // past U+10FFFF
+            }
+            if (!ok) {
+                hex(c);
+                ++i;
+                continue;
+            }
+            o.append(s, i, n);
+            i += n;
+        }
+        return o;
+    }
+
+private:
     std::string message_;
     location where_;
     std::string hint_;
@@ -92,6 +134,9 @@ class shape_error : public invalid_argument_error { using invalid_argument_error
 class graph_error : public error { using error::error; };
 /// An op, dtype or feature graft does not support (yet); the hint says how to add it.
 class unimplemented_error : public error { using error::error; };
+/// A limit of graft::load_limits (or another named option) was reached: the input asks for more
+/// than the limit allows; the hint names the option that raises it.
+class limit_error : public error { using error::error; };
 /// A failure reported by a device runtime (CUDA, cuBLAS, cuDNN).
 class device_error : public error { using error::error; };
 

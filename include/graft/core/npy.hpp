@@ -171,6 +171,7 @@ inline void append_utf8(std::string& out, std::uint32_t cp) {
 /// Decodes the bytes of an .npy file (`name` is used in errors). Throws format_error /
 /// unimplemented_error naming the file and offset.
 inline tensor parse_npy(std::string_view bytes, const std::string& name = "<memory>") {
+    load_scope budget(name);
     auto h = detail::parse_npy_header(bytes, name);
     if (h.fortran) {
         throw unimplemented_error("Fortran-order .npy arrays are not supported", location::in_file(name),

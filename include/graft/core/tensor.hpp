@@ -240,7 +240,11 @@ private:
             return;
         }
         check_pod(dtype_, "tensor");
-        buf_ = buffer::allocate_host(static_cast<std::size_t>(s.num_elements()) * dtype_size(dtype_), zero);
+        const auto n = static_cast<std::size_t>(s.num_elements());
+        if (dtype_size(dtype_) != 0 && n > (SIZE_MAX >> 1) / dtype_size(dtype_)) {
+            throw shape_error(detail::cat("a ", describe(), " tensor needs more bytes than a size_t holds"));
+        }
+        buf_ = buffer::allocate_host(n * dtype_size(dtype_), zero);
     }
 
     static const device& host_device() {

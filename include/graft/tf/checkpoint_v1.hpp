@@ -116,6 +116,7 @@ public:
     /// The value of `name`, assembled from its slices. Throws not_found_error, format_error (missing or
     /// corrupt slice data, slices that do not cover the tensor), unimplemented_error (dtype).
     [[nodiscard]] tensor read(std::string_view name) const {
+        load_scope budget(files_.front());
         const auto& ti = info(name);
         const auto where = location::in_file(files_.front()).with_tensor(ti.name);
         if (!ti.shape.fully_defined()) throw format_error(graft::detail::cat("invalid shape ", ti.shape.str()), where);

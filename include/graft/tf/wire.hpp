@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "graft/core/error.hpp"
+#include "graft/core/limits.hpp"
 
 namespace graft::tf::wire {
 
@@ -162,7 +163,19 @@ public:
     reader message(std::string_view what) {
         std::uint64_t at = 0;
         std::string_view b = bytes(at);
-        return reader(b, file_, at, what);
+        const int limit = graft::detail::max_message_depth();
+        if (depth_ + 1 > limit) {
+            location where;
+            where.file = std::string(file_);
+            where.offset = at;
+            throw format_error(graft::detail::cat("protobuf messages in ", what_, " nest deeper than ", limit, " levels"),
+                               where,
+                               "a real file nests a few levels; if the file is trusted, raise "
+                               "graft::load_limits::max_message_depth (graft::set_load_limits)");
+        }
+        reader r(b, file_, at, what);
+        r.depth_ = depth_ + 1;
+        return r;
     }
     /// Skips one field's value of the given wire type. Throws format_error (groups are rejected).
     void skip(wire_type wt) {
@@ -228,6 +241,7 @@ private:
     std::string_view file_;
     std::uint64_t base_;
     std::string_view what_;
+    int depth_ = 0;
 };
 
 /// Encoder that appends fields to a string. Call it in field-number order for protoc-identical bytes.

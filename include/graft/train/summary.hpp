@@ -163,6 +163,7 @@ inline event decode_event(std::string_view bytes, std::string_view file = {}, st
 /// Every event of an event file, crcs checked. Throws io_error, and format_error naming the file and
 /// the byte offset of a bad record or field.
 inline std::vector<event> read_events(const std::string& path) {
+    load_scope budget(path);
     tfrecord_reader r(path);
     std::vector<event> out;
     std::string rec;

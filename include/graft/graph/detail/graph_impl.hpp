@@ -266,7 +266,22 @@ inline void graph::validate(const std::string& file) const {
         }
         k += n.control_inputs.size();
         const op_def* d = def_of(n.op);
-        if (!d) continue;
+        if (!d) {
+            // An op graft does not know may be a function of the library or a newer TF op; a name no
+            // op or function can have (empty, bytes outside [A-Za-z0-9_.-/>]) is a corrupt file.
+            bool plausible = !n.op.empty() && n.op.size() <= 1024;
+            for (char c : n.op) {
+                plausible = plausible && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                                          c == '_' || c == '.' || c == '-' || c == '/' || c == '>');
+            }
+            if (!plausible) {
+                location l = location::at_node(n.name);
+                l.file = file;
+                throw format_error(detail::cat("node has op '", n.op, "', which is no valid TensorFlow op or function name"),
+                                   l, "the file is corrupt (or not a GraphDef); re-export it from TensorFlow");
+            }
+            continue;
+        }
         // nodes often share one attr set (copy-on-write): check each set once per op
         if (n.attrs.is_shared()) {
             auto [it, fresh] = checked.try_emplace(n.attrs.shared_id(), d);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "graft/core/error.hpp"
+#include "graft/core/limits.hpp"
 
 namespace graft::detail::pb {
 
@@ -89,11 +90,22 @@ public:
         p_ += n;
         return r;
     }
-    /// A reader over a length-delimited sub-message.
+    /// A reader over a length-delimited sub-message, one level deeper. Throws format_error past
+    /// load_limits::max_message_depth.
     reader sub(const char* what) {
         auto b = get_bytes();
-        return reader(b, base_, file_, what);
+        reader r(b, base_, file_, what);
+        r.depth_ = deeper();
+        return r;
     }
+    /// A reader over `bytes` (a field of this message read earlier), one level deeper.
+    [[nodiscard]] reader nested(std::string_view bytes, const char* what) const {
+        reader r(bytes, base_, file_, what);
+        r.depth_ = deeper();
+        return r;
+    }
+    /// How deep this message is nested (0 for the outermost). Never throws.
+    [[nodiscard]] int depth() const { return depth_; }
     /// Skips a field of wire type `type`.
     void skip(std::uint32_t type) {
         switch (type) {
@@ -101,10 +113,15 @@ public:
             case fixed64: need(8); p_ += 8; break;
             case len: (void)get_bytes(); break;
             case fixed32: need(4); p_ += 4; break;
-            case sgroup: {
+            case sgroup: {  // groups nest like messages: count them against the same limit
+                const int outer = depth_;
+                depth_ = deeper();
                 std::uint32_t f, t;
                 while (next(f, t)) {
-                    if (t == egroup) return;
+                    if (t == egroup) {
+                        depth_ = outer;
+                        return;
+                    }
                     skip(t);
                 }
                 fail("unterminated group");
@@ -128,6 +145,19 @@ private:
     void need(std::size_t n) {
         if (static_cast<std::size_t>(end_ - p_) < n) fail("truncated fixed-width field");
     }
+    [[nodiscard]] int deeper() const {
+        const int limit = max_message_depth();
+        if (depth_ + 1 > limit) {
+            location l;
+            if (file_) l.file = *file_;
+            l.offset = offset();
+            throw format_error(detail::cat("protobuf messages in ", what_, " nest deeper than ", limit, " levels"), l,
+                               "a real model nests a few levels; if the file is trusted, raise "
+                               "graft::load_limits::max_message_depth (graft::set_load_limits)");
+        }
+        return depth_ + 1;
+    }
+    int depth_ = 0;
     const char* p_;
     const char* end_;
     const char* base_;

@@ -104,6 +104,9 @@ inline graft::tensor decode_tensor(std::string_view bytes, const std::string* fi
                                   {}, "graft decodes numeric, bool and string tensors");
     }
     if (!h.shape.fully_defined()) r.fail(detail::cat("tensor shape ", h.shape.str(), " is not fully defined"));
+    // One value may stand for all elements (TF's "fill" form), so the bytes present do not bound the
+    // allocation: it is charged to the load (the file's, or this decode's own) under max_load_bytes.
+    load_scope budget(file && !file->empty() ? *file : std::string("a TensorProto (a Const's value or a tensor attr)"));
     graft::tensor out(h.type, h.shape);
     const auto n = out.num_elements();
     std::string_view content;
