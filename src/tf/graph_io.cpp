@@ -5,16 +5,20 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <set>
 
 #include "codec.hpp"
+#include "graft/core/file_set.hpp"
 #include "graft/core/io.hpp"
+#include "graft/core/limits.hpp"
 #include "graft_tf/graph.pb.h"
 #include "graft_tf/meta_graph.pb.h"
 #include "graft_tf/saved_model.pb.h"
@@ -38,6 +42,42 @@ std::string format_name(file_format f) {
 }
 
 namespace {
+
+/// libprotobuf reports some problems only through its log (stderr), not through a return value.
+/// While graft calls into it, this thread's messages are kept for graft's error; the messages of
+/// other callers go on to the handler installed before graft's.
+class protobuf_log_capture {
+public:
+    protobuf_log_capture() {
+        static std::once_flag once;
+        std::call_once(once, [] { previous() = google::protobuf::SetLogHandler(&handle); });
+        sink() = &text_;
+    }
+    protobuf_log_capture(const protobuf_log_capture&) = delete;
+    protobuf_log_capture& operator=(const protobuf_log_capture&) = delete;
+    ~protobuf_log_capture() { sink() = nullptr; }
+    /// "; libprotobuf said: ..." or empty.
+    [[nodiscard]] std::string said() const { return text_.empty() ? std::string() : "; libprotobuf said: " + text_; }
+
+private:
+    static void handle(google::protobuf::LogLevel level, const char* file, int line, const std::string& msg) {
+        if (std::string* s = sink()) {
+            if (!s->empty()) *s += " | ";
+            *s += msg;
+            return;
+        }
+        if (auto* p = previous()) p(level, file, line, msg);
+    }
+    static std::string*& sink() {
+        thread_local std::string* s = nullptr;
+        return s;
+    }
+    static google::protobuf::LogHandler*& previous() {
+        static google::protobuf::LogHandler* p = nullptr;
+        return p;
+    }
+    std::string text_;
+};
 
 std::string read_file_head(const std::string& path, std::size_t n) {
     std::ifstream in(path, std::ios::binary);
@@ -163,12 +203,18 @@ std::string text_to_binary(std::string_view text, const std::string& file) {
             if (first.empty()) first = graft::detail::cat("line ", line + 1, " column ", col + 1, ": ", msg);
         }
     } errors;
+    if (text.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        throw format_error(graft::detail::cat("a text ", Msg::descriptor()->name(), " of ", text.size(),
+                                              " bytes: libprotobuf reads at most 2 GiB of text"),
+                           location::in_file(file), "store the graph in the binary format");
+    }
+    protobuf_log_capture log;
     Msg m;
     google::protobuf::TextFormat::Parser parser;
     parser.RecordErrorsTo(&errors);
     google::protobuf::io::ArrayInputStream in(text.data(), static_cast<int>(text.size()));
     if (!parser.Parse(&in, &m)) {
-        throw format_error(graft::detail::cat("not a valid text ", Msg::descriptor()->name(), ": ", errors.first),
+        throw format_error(graft::detail::cat("not a valid text ", Msg::descriptor()->name(), ": ", errors.first, log.said()),
                            location::in_file(file), "check the protobuf text syntax at that line");
     }
     std::string out;
@@ -177,7 +223,7 @@ std::string text_to_binary(std::string_view text, const std::string& file) {
         google::protobuf::io::CodedOutputStream co(&so);
         co.SetSerializationDeterministic(true);  // maps sorted by key: the same text gives the same bytes
         if (!m.SerializeToCodedStream(&co)) {
-            throw format_error(graft::detail::cat("text ", Msg::descriptor()->name(), " too large to serialize"),
+            throw format_error(graft::detail::cat("text ", Msg::descriptor()->name(), " too large to serialize", log.said()),
                                location::in_file(file));
         }
     }
@@ -186,12 +232,18 @@ std::string text_to_binary(std::string_view text, const std::string& file) {
 
 template <class Msg>
 std::string binary_to_text(std::string_view bin) {
+    if (bin.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        throw format_error(graft::detail::cat("a ", Msg::descriptor()->name(), " of ", bin.size(),
+                                              " bytes has no text form: libprotobuf handles at most 2 GiB"));
+    }
+    protobuf_log_capture log;
     Msg m;
     google::protobuf::io::ArrayInputStream in(bin.data(), static_cast<int>(bin.size()));
     google::protobuf::io::CodedInputStream cin(&in);
     cin.SetTotalBytesLimit(std::numeric_limits<int>::max());
     if (!m.ParseFromCodedStream(&cin)) {
-        throw format_error(graft::detail::cat("graft produced bytes protobuf cannot parse as ", Msg::descriptor()->name()));
+        throw format_error(graft::detail::cat("graft produced bytes protobuf cannot parse as ", Msg::descriptor()->name(),
+                                              log.said()));
     }
     std::string out;
     google::protobuf::TextFormat::Printer p;
@@ -270,6 +322,7 @@ file_format detect_format(const std::string& path) {
 }
 
 graft::saved_model parse_saved_model(std::string_view bytes, const std::string& file, bool validate) {
+    graft::load_scope budget(file.empty() ? std::string("<SavedModel bytes>") : file);
     graft::saved_model sm;
     codec::decode_saved_model(graft::detail::pb::reader(bytes, nullptr, &file, "SavedModel"), sm);
     if (validate) for (auto& mg : sm.meta_graphs) check(mg.graph, file);
@@ -277,6 +330,7 @@ graft::saved_model parse_saved_model(std::string_view bytes, const std::string& 
 }
 
 graft::meta_graph parse_meta_graph_def(std::string_view bytes, const std::string& file, bool validate) {
+    graft::load_scope budget(file.empty() ? std::string("<MetaGraphDef bytes>") : file);
     graft::meta_graph mg;
     codec::decode_meta_graph(graft::detail::pb::reader(bytes, nullptr, &file, "MetaGraphDef"), mg);
     if (validate) check(mg.graph, file);
@@ -284,6 +338,7 @@ graft::meta_graph parse_meta_graph_def(std::string_view bytes, const std::string
 }
 
 graft::graph parse_graph_def(std::string_view bytes, const std::string& file, bool validate) {
+    graft::load_scope budget(file.empty() ? std::string("<GraphDef bytes>") : file);
     graft::graph g;
     codec::decode_graph(graft::detail::pb::reader(bytes, nullptr, &file, "GraphDef"), g);
     if (validate) check(g, file);
@@ -329,6 +384,7 @@ graft::saved_model load_saved_model(const std::string& path, const load_options&
     std::string file = path;
     std::string dir = path;
     if (fs::is_directory(path)) {
+        recover_file_set((fs::path(path) / "saved_model").string());  // a save over it that died half-way
         file = saved_model_file(path);
     } else {
         dir = fs::path(path).parent_path().string();
@@ -357,6 +413,7 @@ graft::meta_graph& select_meta_graph(graft::saved_model& sm, const std::vector<s
 }
 
 graft::meta_graph load_meta_graph(const std::string& path, const load_options& opts) {
+    if (ends_with(path, ".meta")) recover_file_set(path.substr(0, path.size() - 5));  // a Saver's set
     auto f = detect_format(path);
     switch (f) {
         case file_format::saved_model:
