@@ -1,7 +1,10 @@
 // graft/core/io.hpp — files: whole-file reads, read-only memory maps, atomic writes.
 //
-// Every write graft does goes through atomic_file: bytes go to "<path>.tmp<random>", are flushed
-// and fsync'd, then renamed over <path>; a crash before the rename leaves the old file untouched.
+// Every write graft does goes through atomic_file: bytes go to "<path>.tempstate<pid>-<random>", are
+// flushed and fsync'd, then renamed over <path>; a crash before the rename leaves the old file
+// untouched. Sets of files that must change together (a checkpoint's .index and .data, a SavedModel)
+// go through graft::file_set_writer (core/file_set.hpp). The system calls writers make go through
+// detail::file_ops, which tests replace to fail the N-th write, fsync or rename.
 #pragma once
 
 #include <fcntl.h>
@@ -25,6 +28,19 @@ namespace graft {
 
 namespace detail {
 inline std::string errno_text() { return std::strerror(errno); }
+
+/// The system calls of graft's writers. Tests swap them (fault injection); nothing else should.
+struct file_ops {
+    ssize_t (*write)(int, const void*, std::size_t) = ::write;
+    int (*fsync)(int) = ::fsync;
+    int (*rename)(const char*, const char*) = ::rename;
+    int (*link)(const char*, const char*) = ::link;
+    int (*unlink)(const char*) = ::unlink;
+};
+inline file_ops& fops() {
+    static file_ops o;
+    return o;
+}
 }  // namespace detail
 
 /// Reads a whole file. Throws io_error naming the file.
@@ -109,7 +125,8 @@ public:
     explicit atomic_file(std::string path) : path_(std::move(path)) {
         std::random_device rd;
         std::uint64_t r = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-        tmp_ = path_ + ".tempstate" + std::to_string(r);
+        // The pid lets the next save of this file remove temporaries a killed writer left behind.
+        tmp_ = path_ + temp_marker + std::to_string(::getpid()) + "-" + std::to_string(r);
         fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd_ < 0) {
             throw io_error(detail::cat("cannot create: ", detail::errno_text()), location::in_file(tmp_),
@@ -119,17 +136,17 @@ public:
     atomic_file(const atomic_file&) = delete;
     atomic_file& operator=(const atomic_file&) = delete;
     ~atomic_file() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-            ::unlink(tmp_.c_str());
-        }
+        if (fd_ >= 0) ::close(fd_);
+        if (!renamed_) ::unlink(tmp_.c_str());
     }
+    /// What temporary names hold between the final name and the writer's pid.
+    static constexpr const char* temp_marker = ".tempstate";
 
     /// Appends bytes. Throws io_error (disk full, ...).
     void write(const void* data, std::size_t n) {
         const char* p = static_cast<const char*>(data);
         while (n > 0) {
-            auto w = ::write(fd_, p, n);
+            auto w = detail::fops().write(fd_, p, n);
             if (w < 0) {
                 if (errno == EINTR) continue;
                 throw io_error(detail::cat("write failed: ", detail::errno_text()), location::in_file(tmp_, written_));
@@ -146,21 +163,39 @@ public:
 
     /// fsyncs, closes and renames the temporary file to the final path. Throws io_error.
     void commit(bool sync = true) {
-        if (sync && ::fsync(fd_) != 0) {
+        stage(sync);
+        rename_into_place();
+    }
+
+    /// First half of commit(): fsyncs (when `sync`) and closes the temporary file, which stays
+    /// under its temporary name until rename_into_place(). Throws io_error.
+    void stage(bool sync = true) {
+        if (fd_ < 0) return;
+        if (sync && detail::fops().fsync(fd_) != 0) {
             throw io_error(detail::cat("fsync failed: ", detail::errno_text()), location::in_file(tmp_));
         }
-        ::close(fd_);
+        if (::close(fd_) != 0) {
+            fd_ = -1;
+            throw io_error(detail::cat("close failed: ", detail::errno_text()), location::in_file(tmp_));
+        }
         fd_ = -1;
-        if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    }
+    /// Second half of commit(): renames the staged file over the final path. Throws io_error.
+    void rename_into_place() {
+        if (fd_ >= 0) stage(false);
+        if (detail::fops().rename(tmp_.c_str(), path_.c_str()) != 0) {
             auto e = detail::errno_text();
-            ::unlink(tmp_.c_str());
             throw io_error(detail::cat("rename of ", tmp_, " failed: ", e), location::in_file(path_));
         }
+        renamed_ = true;
     }
+    /// True once the file stands under its final name. Never throws.
+    [[nodiscard]] bool renamed() const { return renamed_; }
 
 private:
     std::string path_, tmp_;
     int fd_ = -1;
+    bool renamed_ = false;
     std::uint64_t written_ = 0;
 };
 

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graft/core/file_set.hpp"
 #include "graft/core/io.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/tf/bundle_detail.hpp"
@@ -61,6 +62,7 @@ public:
     /// io_error (no index file) or format_error (corrupt or unsupported index, naming file and offset).
     explicit bundle_reader(std::string prefix, bundle_read_options options = {})
         : prefix_(std::move(prefix)), opt_(options) {
+        recover_file_set(prefix_);  // a save over this prefix that died half-way: put the old files back
         index_path_ = bundle_index_filename(prefix_);
         auto table = sstable::table_reader::open(index_path_);
         auto it = table.begin();
@@ -133,6 +135,7 @@ public:
     /// not_found_error (no such key), io_error (missing shard, naming it), format_error (crc mismatch or
     /// bad entry, naming the tensor), unimplemented_error (dtype graft cannot read).
     [[nodiscard]] tensor read(std::string_view key, read_info* info = nullptr) const {
+        load_scope budget(bundle_index_filename(prefix_));
         const bundle_entry& e = entry(key);
         if (e.partitioned()) {
             if (info) *info = read_info{false, opt_.verify_crc};
@@ -145,6 +148,7 @@ public:
     /// slice that overlaps it. Throws like read(), plus invalid_argument_error when the slice does not fit
     /// or the stored slices do not cover it.
     [[nodiscard]] tensor read_slice(std::string_view key, const tensor_slice& slice) const {
+        load_scope budget(bundle_index_filename(prefix_));
         const bundle_entry& full = entry(key);
         check_readable(full, full.name);
         const graft::shape want = slice.slice_shape(full.shape);

@@ -5,10 +5,12 @@
 //   w.add_slice("emb", {1000, 64}, tensor_slice::parse("0,500:-"), part0);   // partitioned variable
 //   w.finish();                                                      // data file, then index
 //
-// Crash safety: bytes go to "<final name>.tempstate<random>", are fsync'd and renamed into place at
-// finish() — the data file first, the index last — so a reader never sees an index whose data is
-// incomplete, and a writer that dies (or is destroyed without finish()) leaves nothing under the final
-// names. The index is an uncompressed table with TF's defaults; header 08 01 1A 02 08 01.
+// Crash safety: bytes go to "<final name>.tempstate<pid>-<n>", are fsync'd and put in place at
+// finish() as one file set (core/file_set.hpp) anchored at the prefix: saving over an existing prefix
+// leaves at every instant the complete old checkpoint or the complete new one, and a writer that dies
+// (or is destroyed without finish()) leaves nothing new under the final names. finish_into() adds the
+// bundle's files to a larger set instead (a Saver's .meta, a SavedModel's saved_model.pb).
+// The index is an uncompressed table with TF's defaults; header 08 01 1A 02 08 01.
 #pragma once
 
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "graft/core/file_set.hpp"
 #include "graft/core/io.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/tf/bundle.hpp"
@@ -139,18 +142,22 @@ public:
     /// Writes the index; renames data then index into place. Throws io_error; invalid_argument_error when
     /// called twice or after a failed add.
     void finish() {
+        file_set_writer set(prefix_, opt_.sync);
+        finish_into(set);
+        set.commit();
+    }
+    /// Writes the index and hands both files to `set` (data first, index last), which puts them in
+    /// place at its commit(). Throws like finish().
+    void finish_into(file_set_writer& set) {
         check_open();
         finished_ = true;
         flush();
-        data_->commit(opt_.sync);
+        set.adopt(std::move(data_));
         proto::bundle_header h;  // num_shards 1, little-endian, version {producer 1}
         sstable::table_builder b;
         b.add("", proto::encode(h));
         for (const auto& [k, e] : entries_) b.add(k, proto::encode(e));
-        atomic_file index(bundle_index_filename(prefix_));
-        index.write(b.finish());
-        index.commit(opt_.sync);
-        if (opt_.sync) detail::sync_dir(prefix_);
+        set.add(bundle_index_filename(prefix_)).write(b.finish());
     }
 
     [[nodiscard]] const std::string& prefix() const { return prefix_; }

@@ -10,9 +10,11 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "graft/core/file_set.hpp"
 #include "graft/core/io.hpp"
 #include "graft/graph/variables.hpp"
 #include "graft/tf/bundle_writer.hpp"
@@ -46,7 +48,8 @@ inline std::vector<variable_info> find_variables(const meta_graph& mg, const che
 
 /// Writes a SavedModel in TF1 layout: `dir`/saved_model.pb holding `mg` (tags default to
 /// {"serve"}) and, when `variables` is not empty, the bundle `dir`/variables/variables with those
-/// tensors under their checkpoint keys. Files are written atomically. Throws io_error,
+/// tensors under their checkpoint keys. The files replace an existing SavedModel as one set
+/// (core/file_set.hpp: at every instant the old model or the new one loads, whole). Throws io_error,
 /// invalid_argument_error (bad tensor) and unimplemented_error (dtype with no checkpoint layout).
 inline void write_saved_model(const std::string& dir, const meta_graph& mg,
                               const std::map<std::string, tensor>& variables = {}) {
@@ -54,16 +57,24 @@ inline void write_saved_model(const std::string& dir, const meta_graph& mg,
     std::error_code ec;
     fs::create_directories(fs::path(dir) / "variables", ec);
     if (ec) throw io_error(graft::detail::cat("cannot create directory: ", ec.message()), location::in_file(dir));
+    // One file set: saving over an existing SavedModel leaves the old one or the new one, whole.
+    file_set_writer set((fs::path(dir) / "saved_model").string());
+    const std::string vprefix = (fs::path(dir) / "variables" / "variables").string();
+    std::optional<bundle_writer> w;
     if (!variables.empty()) {
-        bundle_writer w((fs::path(dir) / "variables" / "variables").string());
-        for (auto& [key, t] : variables) w.add(key, t);
-        w.finish();
+        w.emplace(vprefix);
+        for (auto& [key, t] : variables) w->add(key, t);
+        w->finish_into(set);
+    } else {
+        set.remove(bundle_index_filename(vprefix));  // the old model's variables are not the new one's
+        set.remove(bundle_data_filename(vprefix, 0, 1));
     }
     saved_model sm;
     sm.schema_version = 1;
     sm.meta_graphs.push_back(mg);
     if (sm.meta_graphs.back().info.tags.empty()) sm.meta_graphs.back().info.tags = {"serve"};
-    write_file_atomic((fs::path(dir) / "saved_model.pb").string(), serialize_saved_model(sm));
+    set.add((fs::path(dir) / "saved_model.pb").string()).write(serialize_saved_model(sm));
+    set.commit();
 }
 
 }  // namespace graft::tf

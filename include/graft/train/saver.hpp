@@ -207,19 +207,21 @@ public:
             }
             values.push_back(exec::to_host(v->read()));
         }
-        // 2. the bundle (temporary names, renamed into place when complete)
+        // 2. the bundle and the MetaGraph, one file set: over an existing prefix, the old checkpoint
+        //    or the new one stands whole at every instant (core/file_set.hpp)
         {
+            file_set_writer set(prefix);
             tf::bundle_writer w(prefix);
             for (std::size_t i = 0; i < items_.size(); ++i) w.add(items_[i].key, values[i]);
-            w.finish();
+            w.finish_into(set);
+            if (opt_.write_meta_graph) {
+                meta_graph copy = *mg_;
+                if (!def_.filename_tensor_name.empty()) copy.saver = def_;
+                set.add(prefix + ".meta").write(tf::serialize_meta_graph_def(copy));
+            }
+            set.commit();
         }
-        // 3. the MetaGraph
-        if (opt_.write_meta_graph) {
-            meta_graph copy = *mg_;
-            if (!def_.filename_tensor_name.empty()) copy.saver = def_;
-            tf::write_meta_graph(copy, prefix + ".meta");
-        }
-        // 4. the state file, then deletions
+        // 3. the state file, then deletions
         record(prefix);
         fs::path dir = fs::path(prefix).parent_path();
         tf::checkpoint_state st;
