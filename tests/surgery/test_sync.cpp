@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -286,4 +289,99 @@ TEST_CASE("sync: a watcher never installs a checkpoint it cannot read completely
     CHECK(watcher.poll());
     CHECK(answer() == 9);
     fs::remove_all(dir);
+}
+
+namespace sync_t {
+/// Resident set size of this process in bytes (Linux /proc/self/statm).
+std::int64_t rss_bytes() {
+    std::ifstream f("/proc/self/statm");
+    std::int64_t pages = 0, resident = 0;
+    f >> pages >> resident;
+    return resident * static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
+}
+}  // namespace sync_t
+
+TEST_CASE("sync soak: a writer saving every few ms over the same prefix, a watcher swapping weights under load") {
+    // Bounded: GRAFT_SOAK_SECONDS (default 30; 6 under ASan, whose quarantine makes RSS meaningless).
+    const int seconds = [] {
+        if (const char* e = std::getenv("GRAFT_SOAK_SECONDS")) return std::max(1, std::atoi(e));
+        return GRAFT_ASAN ? 6 : 30;
+    }();
+    const fs::path dir = graft::test::scratch("sync_soak");
+    const std::string prefix = (dir / "model.ckpt").string();
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // the writer: one prefix overwritten again and again (file sets), state file after each
+        int rc = 0;
+        try {
+            model w(false);
+            graft::exec::session s(w.mg.graph);
+            s.run({}, {}, {w.init});
+            train::saver_options o;
+            o.write_meta_graph = true;
+            train::saver saver(w.mg, o);
+            for (std::int64_t step = 1; step < 10'000'000; ++step) {
+                set_step(s, w, static_cast<float>(step));
+                saver.save(s, prefix);  // no step suffix: every save replaces the same files
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+        } catch (...) {
+            rc = 3;
+        }
+        ::_exit(rc);
+    }
+    model m(false);
+    surgery::replica serving(surgery::inference_copy(m.mg.graph, {"y"}));
+    surgery::checkpoint_watcher watcher(serving, dir.string(), {std::chrono::milliseconds(1)});
+    for (int i = 0; i < 5000 && serving.installs() == 0; ++i) {
+        (void)watcher.poll();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    REQUIRE(serving.installs() >= 1);
+    watcher.start();
+
+    std::atomic<bool> done{false};
+    std::atomic<int> torn{0}, answers{0}, errors{0};
+    double last_seen = 0;
+    int backwards = 0;
+    auto client = [&] {
+        while (!done) {
+            try {
+                const double s = step_of(serving.run({{"x", ones_batch()}}, {"y:0", "dense/kernel/read:0", "dense/bias/read:0"}));
+                if (s < 1) ++torn;
+            } catch (...) {
+                ++errors;
+            }
+            ++answers;
+        }
+    };
+    std::thread c1(client), c2(client);
+    std::int64_t rss_warm = 0;
+    std::vector<double> steps;
+    for (int t = 0; t < seconds * 10; ++t) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (t == seconds * 10 / 3) rss_warm = rss_bytes();
+        const double s = step_of(serving.run({{"x", ones_batch()}}, {"y:0", "dense/kernel/read:0", "dense/bias/read:0"}));
+        if (s < last_seen) ++backwards;  // installs only move forward
+        last_seen = s;
+        steps.push_back(s);
+    }
+    const std::int64_t rss_end = rss_bytes();
+    done = true;
+    c1.join();
+    c2.join();
+    watcher.stop();
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) != 0));
+
+    MESSAGE("soak ", seconds, " s: ", answers.load(), " answers, ", serving.installs(), " installs, ", watcher.failures(),
+            " unreadable polls, RSS ", rss_warm / 1024, " KiB after warm-up -> ", rss_end / 1024, " KiB at the end");
+    CHECK(errors == 0);
+    CHECK(torn == 0);
+    CHECK(backwards == 0);
+    CHECK(serving.installs() > static_cast<std::size_t>(seconds * 5));  // it kept following the writer
+    CHECK(steps.back() > steps.front());
+    if (!GRAFT_ASAN) CHECK(rss_end - rss_warm < (std::int64_t{16} << 20));  // no leak per install
 }

@@ -1,7 +1,8 @@
 // graft/surgery/sync.hpp — job 5: an inference copy of a graph on another device, kept in sync with
 // the trainer: in-process (sync() copies the weights of one session into a replica, all of them at
 // once between two of its runs) or across processes (checkpoint_watcher notices a new `checkpoint`
-// state, reads that checkpoint completely into a standby set and swaps it in between requests).
+// state, or a new checkpoint saved over the same prefix, reads that checkpoint completely into a
+// standby set and swaps it in between requests).
 // Link graft::tf.
 //
 //   graft::graph inf = graft::surgery::inference_copy(trainer_mg.graph, {"logits"}, "/device:CPU:1");
@@ -19,6 +20,8 @@
 // passed its crc, dtype and shape checks; a checkpoint deleted while being read (max_to_keep) is
 // skipped and the next poll takes the newer one.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
@@ -293,7 +296,10 @@ public:
             auto st = tf::read_checkpoint_state(dir_, opt_.state_file);
             if (!st) return false;
             prefix = st->model_checkpoint_path;
-            if (prefix == r_->version()) return false;
+            // A Saver without a global step saves over the same prefix: the index file's identity
+            // (inode, mtime, size: each save renames a new index in) tells a new checkpoint there.
+            const std::string id = index_identity(prefix);
+            if (prefix == r_->version() && id == seen_id_) return false;
             tf::checkpoint_reader reader(prefix);
             std::vector<std::pair<std::string, tensor>> values;
             values.reserve(wanted_.size());
@@ -305,7 +311,11 @@ public:
                 }
                 values.emplace_back(store_key, reader.read(ckpt_key).clone());  // no view into a file the writer may delete
             }
+            // Replaced while being read (each value passed its crc, but they may span two saves):
+            // not installed; the next poll reads the new one.
+            if (index_identity(prefix) != id) return false;
             r_->install(values, prefix);
+            seen_id_ = id;
             std::lock_guard lock(err_mu_);
             last_error_.clear();
             return true;
@@ -358,8 +368,16 @@ public:
     }
 
 private:
+    static std::string index_identity(const std::string& prefix) {
+        struct stat st{};
+        if (::stat((prefix + ".index").c_str(), &st) != 0) return {};
+        return std::to_string(st.st_ino) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+               std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_size);
+    }
+
     replica* r_;
     std::string dir_;
+    std::string seen_id_;  // index identity of the installed checkpoint (poll's thread only)
     watcher_options opt_;
     std::vector<std::pair<std::string, std::string>> wanted_;  // checkpoint key, store key
     std::thread thread_;
