@@ -48,8 +48,10 @@ inline std::vector<variable_info> find_variables(const meta_graph& mg, const che
 
 /// Writes a SavedModel in TF1 layout: `dir`/saved_model.pb holding `mg` (tags default to
 /// {"serve"}) and, when `variables` is not empty, the bundle `dir`/variables/variables with those
-/// tensors under their checkpoint keys. The files replace an existing SavedModel as one set
-/// (core/file_set.hpp: at every instant the old model or the new one loads, whole). Throws io_error,
+/// tensors under their checkpoint keys (with none, variables/ is left as it is: callers that saved
+/// it themselves, as the CLI's --saved-model does, write saved_model.pb last). The files replace an
+/// existing SavedModel as one set (core/file_set.hpp: at every instant the old model or the new one
+/// loads, whole). Throws io_error,
 /// invalid_argument_error (bad tensor) and unimplemented_error (dtype with no checkpoint layout).
 inline void write_saved_model(const std::string& dir, const meta_graph& mg,
                               const std::map<std::string, tensor>& variables = {}) {
@@ -65,9 +67,6 @@ inline void write_saved_model(const std::string& dir, const meta_graph& mg,
         w.emplace(vprefix);
         for (auto& [key, t] : variables) w->add(key, t);
         w->finish_into(set);
-    } else {
-        set.remove(bundle_index_filename(vprefix));  // the old model's variables are not the new one's
-        set.remove(bundle_data_filename(vprefix, 0, 1));
     }
     saved_model sm;
     sm.schema_version = 1;
