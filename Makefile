@@ -5,13 +5,18 @@
 #                run the executor and edit graphs (not test_ops, typed, cuda, autodiff,
 #                train_models: see tests/CMakeLists.txt; no graft::cuda: ASan does not see device code),
 #                compiled with clang 14 where present (ASAN_CXX): it builds that tree in about half
-#                g++ 12's CPU time (1,480 s vs 2,869 s measured), which keeps .ci/run inside its budget
+#                g++ 12's CPU time (1,480 s vs 2,869 s measured), which keeps .ci/run inside its budget;
+#                with clang it also runs every fuzz target ASAN_FUZZ_SECONDS and its regression inputs
 #   make fuzz    the libFuzzer targets of tests/fuzz (clang, ASan + UBSan), FUZZ_SECONDS each
 #   make bench   build the benchmarks (and the libtorch/OpenCV peers) and run them
 JOBS  ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 ASAN_CXX ?= $(shell command -v clang++-14 || command -v clang++ || command -v c++)
+# make asan also builds the libFuzzer targets when ASAN_CXX is clang, and runs each for
+# ASAN_FUZZ_SECONDS from its seeds (plus every regression input): CI's bounded share of `make fuzz`.
+ASAN_FUZZ ?= $(if $(findstring clang,$(notdir $(ASAN_CXX))),ON,OFF)
+ASAN_FUZZ_SECONDS ?= 15
 
 .PHONY: deps deps-peers configure build test demo asan fuzz bench clean
 
@@ -38,7 +43,7 @@ demo: build
 	@cd $(BUILD) && for e in examples/example_*; do echo; echo "== $$(basename $$e)"; ./$$e || exit 1; done
 
 asan: deps
-	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_FUZZ=OFF -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_FUZZ=$(ASAN_FUZZ) -DGRAFT_FUZZ_SECONDS=$(ASAN_FUZZ_SECONDS) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -LE no-asan
 
@@ -47,7 +52,7 @@ asan: deps
 FUZZ_SECONDS ?= 120
 fuzz: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_FUZZ=ON -DGRAFT_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DGRAFT_BUILD_BENCHMARKS=OFF -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_BUILD_OP_TESTS=OFF -DGRAFT_CUDA=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD)-asan -j $(JOBS) --target fuzz_npy fuzz_graph_def fuzz_meta_graph fuzz_checkpoint fuzz_events
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target fuzz_npy fuzz_graph_def fuzz_meta_graph fuzz_checkpoint fuzz_events fuzz_import
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -L fuzz
 
 bench: deps-peers

@@ -12,8 +12,18 @@
 
 #include "graft/core/error.hpp"
 #include "graft/core/io.hpp"
+#include "graft/core/limits.hpp"
 
 namespace graft::fuzz {
+
+/// Loads may allocate 256 MiB of tensors, well under the -malloc_limit_mb the targets run with: a
+/// file that asks for more must get graft's limit_error, which is what the fuzzer checks.
+inline const bool load_limits_set = [] {
+    auto l = graft::get_load_limits();
+    l.max_load_bytes = std::uint64_t{256} << 20;
+    graft::set_load_limits(l);
+    return true;
+}();
 
 /// Runs `f`; a graft::error is the expected answer to bad bytes, anything else propagates (libFuzzer
 /// reports an uncaught exception as a crash, with the input that caused it).
