@@ -189,6 +189,34 @@ TEST_CASE("If / StatelessIf pick a branch by TF's truth of the cond tensor") {
     }
 }
 
+TEST_CASE("a function whose If calls itself again is a graph_error past 64 nested calls, not a stack overflow") {
+    graft::graph g;
+    graft::graph_builder b(g);
+    auto out_list = graft::attr_value::list_of(std::vector<dtype>{dtype::float32});
+    {
+        fn_builder f;
+        auto x = f.arg("x", dtype::float32);
+        g.add_function(f.done("minus_one", {f.b.op("Sub", {x, f.b.constant(tensor::scalar_of(1.0f))})}));
+    }
+    {
+        fn_builder f;  // rec(x) = If(true, rec, minus_one)(x): recursion without end
+        auto x = f.arg("x", dtype::float32);
+        auto y = f.b.op("StatelessIf", {f.b.constant(tensor::scalar_of(true)), x},
+                        {{"then_branch", fn("rec")}, {"else_branch", fn("minus_one")}, {"Tout", out_list}});
+        g.add_function(f.done("rec", {y}));
+    }
+    auto x = b.placeholder("x", dtype::float32);
+    auto y = b.op("StatelessIf", {b.constant(tensor::scalar_of(true)), x},
+                  {{"then_branch", fn("rec")}, {"else_branch", fn("minus_one")}, {"Tout", out_list}});
+    graft::exec::session s(g);
+    try {
+        (void)s.run({{"x", tensor::scalar_of(1.0f)}}, {y.str()});
+        FAIL("endless recursion returned");
+    } catch (const graft::error& e) {
+        CHECK(std::string(e.what()).find("nest deeper than 64") != std::string::npos);
+    }
+}
+
 TEST_CASE("Case runs branch_index, and the last branch for an index out of range") {
     graft::graph g;
     graft::graph_builder b(g);

@@ -140,6 +140,19 @@ public:
                                                          dtype_name(in_types_[i]), " but is ", dtype_name(t)));
             }
         }
+        // A body that runs a functional op calling itself again nests one call per level on this
+        // thread's stack: past max_call_depth that is an error, not a stack overflow.
+        static thread_local int depth = 0;
+        if (depth >= max_call_depth) {
+            throw graph_error(detail::cat(who_, ": function calls nest deeper than ", max_call_depth,
+                                          " levels at run time (function '", name_, "')"),
+                              {}, "a recursive function (a While/If body that calls itself) cannot run in graft");
+        }
+        struct nest {
+            int& d;
+            explicit nest(int& x) : d(x) { ++d; }
+            ~nest() { --d; }
+        } level{depth};
         std::lock_guard lock(mu_);
         frame_->args = std::move(args);
         frame_->rets.assign(out_types_.size(), value{});
@@ -155,6 +168,10 @@ public:
         }
         return std::move(frame_->rets);
     }
+
+    /// Functional calls (While/If/Case bodies, PartitionedCall) nested deeper than this on one
+    /// thread are a graph_error.
+    static constexpr int max_call_depth = 64;
 
     /// The dtype a value carries (resource for handles, invalid for dead values).
     static dtype type_of(const value& v) {
