@@ -16,7 +16,7 @@ ASAN_CXX ?= $(shell command -v clang++-14 || command -v clang++ || command -v c+
 # make asan also builds the libFuzzer targets when ASAN_CXX is clang, and runs each for
 # ASAN_FUZZ_SECONDS from its seeds (plus every regression input): CI's bounded share of `make fuzz`.
 ASAN_FUZZ ?= $(if $(findstring clang,$(notdir $(ASAN_CXX))),ON,OFF)
-ASAN_FUZZ_SECONDS ?= 15
+ASAN_FUZZ_SECONDS ?= 8
 
 .PHONY: deps deps-peers configure build test demo asan fuzz bench clean
 

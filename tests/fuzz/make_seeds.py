@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Seed corpora for the fuzz targets, from the real TensorFlow files in ../shared/tf-fixtures.
 
-    make_seeds.py SHARED_DIR OUT_DIR
+    make_seeds.py SHARED_DIR OUT_DIR [GRAFT_WRITTEN_DIR]
 
-Writes OUT_DIR/<target>/<n> (at most MAX_FILES small files per target). Run at build time: the
-seeds live in the build tree, never in the repository."""
+Writes OUT_DIR/<target>/<n> (at most MAX_FILES small files per target and source). Sources: the
+TensorFlow files of SHARED_DIR/tf-fixtures and, when given, a folder of files graft itself wrote
+(`graft demo --dir`: a Saver checkpoint + .meta, a SavedModel, a GraphDef, an event file, .npy).
+Run at build time: the seeds live in the build tree, never in the repository."""
 import os
 import pathlib
 import struct
@@ -29,17 +31,20 @@ def small(paths):
 
 def main():
     shared, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    sources = []
     fx = shared / "tf-fixtures"
-    if not fx.is_dir():
-        print(f"make_seeds: {fx} is absent: the fuzz targets start from empty corpora")
-        return
-    files = list(fx.rglob("*"))
-    picks = {
-        "npy": small(p for p in files if p.suffix == ".npy"),
-        "graph_def": small(p for p in files if p.suffix in (".pb", ".pbtxt") and p.name != "saved_model.pb"),
-        "meta_graph": small(p for p in files if p.suffix == ".meta" or p.name == "saved_model.pb"),
-        "events": small(p for p in files if "tfevents" in p.name),
-    }
+    if fx.is_dir():
+        sources.append(list(fx.rglob("*")))
+    else:
+        print(f"make_seeds: {fx} is absent: no seeds from TensorFlow's files")
+    if len(sys.argv) > 3 and pathlib.Path(sys.argv[3]).is_dir():
+        sources.append(list(pathlib.Path(sys.argv[3]).rglob("*")))
+    picks = {"npy": [], "graph_def": [], "meta_graph": [], "events": []}
+    for files in sources:
+        picks["npy"] += small(p for p in files if p.suffix == ".npy")
+        picks["graph_def"] += small(p for p in files if p.suffix in (".pb", ".pbtxt") and p.name != "saved_model.pb")
+        picks["meta_graph"] += small(p for p in files if p.suffix == ".meta" or p.name == "saved_model.pb")
+        picks["events"] += small(p for p in files if "tfevents" in p.name)
     for name, paths in picks.items():
         d = out / name
         d.mkdir(parents=True, exist_ok=True)
@@ -50,19 +55,20 @@ def main():
     d = out / "checkpoint"
     d.mkdir(parents=True, exist_ok=True)
     n = 0
-    for idx in small(p for p in files if p.suffix == ".index"):
-        data = idx.with_suffix(".data-00000-of-00001")
-        if not data.is_file() or data.stat().st_size > MAX_BYTES:
-            continue
-        ib = idx.read_bytes()
-        if len(ib) > 0xFFFF:
-            continue
-        (d / f"{n:04d}").write_bytes(struct.pack("<H", len(ib)) + ib + data.read_bytes())
-        n += 1
-    for p in small(p for p in files if p.name == "checkpoint" or p.suffix == ".ckpt"):
-        b = p.read_bytes()
-        (d / f"{n:04d}").write_bytes(struct.pack("<H", min(len(b), 0xFFFF)) + b)
-        n += 1
+    for files in sources:
+        for idx in small(p for p in files if p.suffix == ".index"):
+            data = idx.with_suffix(".data-00000-of-00001")
+            if not data.is_file() or data.stat().st_size > MAX_BYTES:
+                continue
+            ib = idx.read_bytes()
+            if len(ib) > 0xFFFF:
+                continue
+            (d / f"{n:04d}").write_bytes(struct.pack("<H", len(ib)) + ib + data.read_bytes())
+            n += 1
+        for p in small(p for p in files if p.name == "checkpoint" or p.suffix == ".ckpt"):
+            b = p.read_bytes()
+            (d / f"{n:04d}").write_bytes(struct.pack("<H", min(len(b), 0xFFFF)) + b)
+            n += 1
     # npy: the fixtures hold none; a few of each kind graft reads, written as numpy writes them
     d = out / "npy"
     kinds = [("<f4", (2, 3), 4), ("<f8", (3,), 8), ("<i4", (2, 2), 4), ("<i8", (1,), 8), ("|u1", (4,), 1),

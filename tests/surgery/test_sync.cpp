@@ -302,10 +302,10 @@ std::int64_t rss_bytes() {
 }  // namespace sync_t
 
 TEST_CASE("sync soak: a writer saving every few ms over the same prefix, a watcher swapping weights under load") {
-    // Bounded: GRAFT_SOAK_SECONDS (default 30; 6 under ASan, whose quarantine makes RSS meaningless).
+    // Bounded: GRAFT_SOAK_SECONDS (default 20; 6 under ASan, whose quarantine makes RSS meaningless).
     const int seconds = [] {
         if (const char* e = std::getenv("GRAFT_SOAK_SECONDS")) return std::max(1, std::atoi(e));
-        return GRAFT_ASAN ? 6 : 30;
+        return GRAFT_ASAN ? 6 : 20;
     }();
     const fs::path dir = graft::test::scratch("sync_soak");
     const std::string prefix = (dir / "model.ckpt").string();
