@@ -13,9 +13,6 @@
 // The index is an uncompressed table with TF's defaults; header 08 01 1A 02 08 01.
 #pragma once
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -39,18 +36,6 @@ struct bundle_write_options {
     bool sync = true;                ///< fsync each file (and the directory) before/after its rename
     std::size_t data_alignment = 1;  ///< pad each tensor's data to this many bytes (TF's default: 1, packed)
 };
-
-namespace detail {
-/// fsyncs a directory so a rename inside it is durable. Best effort; never throws.
-inline void sync_dir(const std::string& file_in_dir) {
-    auto dir = std::filesystem::path(file_in_dir).parent_path();
-    int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)::fsync(fd);
-        ::close(fd);
-    }
-}
-}  // namespace detail
 
 class bundle_writer {
 public:
