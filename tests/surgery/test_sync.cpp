@@ -85,6 +85,32 @@ double step_of(const std::vector<tensor>& r) {
     return s;
 }
 
+/// Forks a writer process that sets step 1, 2, ... and saves it with `o` every `every` until
+/// killed: under "<prefix>-<step>" when `step_suffix`, else over `prefix` itself. Exits 3 when a
+/// save fails.
+pid_t fork_writer(const std::string& prefix, const train::saver_options& o, bool step_suffix,
+                  std::chrono::milliseconds every) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid != 0) return pid;
+    int rc = 0;
+    try {
+        model w(false);
+        graft::exec::session s(w.mg.graph);
+        s.run({}, {}, {w.init});
+        train::saver saver(w.mg, o);
+        for (std::int64_t step = 1; step < 10'000'000; ++step) {
+            set_step(s, w, static_cast<float>(step));
+            if (step_suffix) saver.save(s, prefix, step);
+            else saver.save(s, prefix);
+            std::this_thread::sleep_for(every);
+        }
+    } catch (...) {
+        rc = 3;
+    }
+    ::_exit(rc);
+}
+
 }  // namespace sync_t
 
 using namespace sync_t;
@@ -176,28 +202,11 @@ TEST_CASE("sync: a watcher serves a writer process's checkpoints, never a mix of
     fs::create_directories(dir);
     const std::string prefix = (dir / "model.ckpt").string();
 
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {  // the writer: steps 1, 2, ... every ~3 ms until killed; keeps the last 3 checkpoints
-        int rc = 0;
-        try {
-            model w(false);
-            graft::exec::session s(w.mg.graph);
-            s.run({}, {}, {w.init});
-            train::saver_options o;
-            o.max_to_keep = 3;
-            o.write_meta_graph = false;
-            train::saver saver(w.mg, o);
-            for (std::int64_t step = 1; step < 100000; ++step) {
-                set_step(s, w, static_cast<float>(step));
-                saver.save(s, prefix, step);
-                std::this_thread::sleep_for(std::chrono::milliseconds(3));
-            }
-        } catch (...) {
-            rc = 3;
-        }
-        ::_exit(rc);
-    }
+    // the writer: steps 1, 2, ... every ~3 ms until killed; keeps the last 3 checkpoints
+    train::saver_options o;
+    o.max_to_keep = 3;
+    o.write_meta_graph = false;
+    const pid_t pid = fork_writer(prefix, o, true, std::chrono::milliseconds(3));
 
     model m(false);
     surgery::replica serving(surgery::inference_copy(m.mg.graph, {"y"}));
@@ -309,27 +318,8 @@ TEST_CASE("sync soak: a writer saving every few ms over the same prefix, a watch
     }();
     const fs::path dir = graft::test::scratch("sync_soak");
     const std::string prefix = (dir / "model.ckpt").string();
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {  // the writer: one prefix overwritten again and again (file sets), state file after each
-        int rc = 0;
-        try {
-            model w(false);
-            graft::exec::session s(w.mg.graph);
-            s.run({}, {}, {w.init});
-            train::saver_options o;
-            o.write_meta_graph = true;
-            train::saver saver(w.mg, o);
-            for (std::int64_t step = 1; step < 10'000'000; ++step) {
-                set_step(s, w, static_cast<float>(step));
-                saver.save(s, prefix);  // no step suffix: every save replaces the same files
-                std::this_thread::sleep_for(std::chrono::milliseconds(2));
-            }
-        } catch (...) {
-            rc = 3;
-        }
-        ::_exit(rc);
-    }
+    // the writer: one prefix overwritten again and again (file sets), the state file after each
+    const pid_t pid = fork_writer(prefix, {}, false, std::chrono::milliseconds(2));
     model m(false);
     surgery::replica serving(surgery::inference_copy(m.mg.graph, {"y"}));
     surgery::checkpoint_watcher watcher(serving, dir.string(), {std::chrono::milliseconds(1)});

@@ -135,7 +135,7 @@ public:
     /// not_found_error (no such key), io_error (missing shard, naming it), format_error (crc mismatch or
     /// bad entry, naming the tensor), unimplemented_error (dtype graft cannot read).
     [[nodiscard]] tensor read(std::string_view key, read_info* info = nullptr) const {
-        load_scope budget(bundle_index_filename(prefix_));
+        load_scope budget(index_path_);
         const bundle_entry& e = entry(key);
         if (e.partitioned()) {
             if (info) *info = read_info{false, opt_.verify_crc};
@@ -148,7 +148,7 @@ public:
     /// slice that overlaps it. Throws like read(), plus invalid_argument_error when the slice does not fit
     /// or the stored slices do not cover it.
     [[nodiscard]] tensor read_slice(std::string_view key, const tensor_slice& slice) const {
-        load_scope budget(bundle_index_filename(prefix_));
+        load_scope budget(index_path_);
         const bundle_entry& full = entry(key);
         check_readable(full, full.name);
         const graft::shape want = slice.slice_shape(full.shape);
