@@ -24,6 +24,7 @@ LAYERS = [
     "tf-graph",    # GraphDef/MetaGraphDef/SavedModel codecs (read and write the IR)
     "ops",         # op families over graft::tensor
     "device",      # the device interface graft::cuda's runtime offers the executor
+    "dist",        # communicators (local, MPI, NCCL) and the gradient fusion engine
     "exec",        # session, kernel registry, kernels/*.hpp
     "cuda",        # GPU kernels bound to the executor
     "autodiff",
@@ -42,6 +43,7 @@ FOLDERS = {
     "include/graft/ops": "ops",
     "include/graft/exec": "exec",
     "include/graft/cuda": "cuda",
+    "include/graft/dist": "dist",
     "include/graft/autodiff": "autodiff",
     "include/graft/train": "train",
     "include/graft/surgery": "surgery",
@@ -66,6 +68,9 @@ FILES = {
     "src/tf/op_table.cpp": "graph",
     "src/tf/gradient_rules.cpp": "autodiff",
     "src/tf/typed_runtime.cpp": "typed",
+    # Data-parallel training and sharded checkpoints build training graphs and drive sessions.
+    "include/graft/dist/data_parallel.hpp": "train",
+    "include/graft/dist/sharded_checkpoint.hpp": "train",
     # graft::cuda's host runtime includes core/ only: sessions call it through this header.
     "include/graft/cuda/runtime.hpp": "device",
 }

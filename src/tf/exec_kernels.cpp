@@ -23,6 +23,7 @@ void register_builtin_summary(kernel_registry& r);
 void register_builtin_parsing(kernel_registry& r);
 void register_builtin_queue(kernel_registry& r);
 void register_builtin_saver_v1(kernel_registry& r);
+void register_builtin_collective(kernel_registry& r);
 }  // namespace graft::exec::kernels
 
 namespace graft::exec {
@@ -48,6 +49,7 @@ kernel_registry& kernel_registry::global() {
         kernels::register_builtin_parsing(*reg);
         kernels::register_builtin_queue(*reg);
         kernels::register_builtin_saver_v1(*reg);
+        kernels::register_builtin_collective(*reg);
         return reg;
     }();
     return *r;

@@ -1,6 +1,8 @@
 // `graft inspect PATH` — what is in a .pb/.pbtxt/.meta file, a SavedModel directory or a checkpoint
 // prefix: format, nodes, op histogram, inputs, likely outputs, variables, collections, signatures,
-// and the ops graft cannot run yet. `--nodes` lists every node; `--json` prints one JSON object.
+// the ops graft cannot run yet, and the device strings (a graph written for a distributed TF job, e.g. a
+// TF1 parameter-server graph, says which jobs and tasks). `--nodes` lists every node; `--json` prints
+// one JSON object.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -134,6 +136,53 @@ std::map<std::string, int> gpu_fallback_ops(const graft::graph& g) {
     return r;
 }
 
+/// The distinct device strings of the graph's nodes (function bodies not included), with node
+/// counts; nodes without a device are counted under "".
+std::map<std::string, int> device_counts(const graft::graph& g) {
+    std::map<std::string, int> r;
+    for (const auto& n : g) ++r[std::string(n.device.view())];
+    return r;
+}
+
+/// The jobs the device strings name, each with its tasks (-1: no task given), e.g. a TF1
+/// parameter-server graph (tf.train.replica_device_setter: "/job:ps/task:0", "/job:worker/...").
+/// "localhost" (a one-process TF session) is not a distributed job. graft places such nodes by
+/// their device type and index only (exec::parse_device ignores job, replica and task).
+std::map<std::string, std::set<int>> distributed_jobs(const std::map<std::string, int>& devices) {
+    std::map<std::string, std::set<int>> r;
+    for (const auto& [spec, count] : devices) {
+        std::string job;
+        int task = -1;
+        std::stringstream ss(spec);
+        for (std::string part; std::getline(ss, part, '/');) {
+            if (part.rfind("job:", 0) == 0) job = part.substr(4);
+            else if (part.rfind("task:", 0) == 0 && part.size() > 5 && part.size() < 12 &&
+                     std::all_of(part.begin() + 5, part.end(), ::isdigit)) {
+                task = std::stoi(part.substr(5));
+            }
+        }
+        if (!job.empty() && job != "localhost") r[job].insert(task);
+    }
+    return r;
+}
+
+/// "ps (task 0), worker (tasks 0, 1)".
+std::string jobs_text(const std::map<std::string, std::set<int>>& jobs) {
+    std::string r;
+    for (const auto& [job, tasks] : jobs) {
+        if (!r.empty()) r += ", ";
+        r += job;
+        std::string list;
+        int shown = 0;
+        for (int t : tasks) {
+            if (t < 0) continue;
+            list += (shown++ ? ", " : "") + std::to_string(t);
+        }
+        if (shown) r += (shown == 1 ? " (task " : " (tasks ") + list + ")";
+    }
+    return r;
+}
+
 std::string collection_summary(const graft::collection_def& c) {
     using K = graft::collection_def::kind;
     switch (c.which) {
@@ -205,6 +254,9 @@ void inspect_graph(const options& o, graft::tf::file_format f) {
     auto ckpt = companion_checkpoint(o.path, f);
     auto vars = ckpt ? graft::tf::find_variables(mg, *ckpt) : graft::find_variables(mg);
     auto unknown = unknown_ops(g);
+    auto devices = device_counts(g);
+    if (devices.size() == 1 && devices.begin()->first.empty()) devices.clear();  // no node names a device
+    auto jobs = distributed_jobs(devices);
     auto in_dtype = [](const graft::node& n) {
         auto* d = n.attr("dtype");
         return d && d->which() == graft::attr_value::kind::type ? graft::dtype_name(d->type()) : std::string("?");
@@ -259,6 +311,18 @@ void inspect_graph(const options& o, graft::tf::file_format f) {
         first = true;
         for (auto& [op, count] : gpu_fallback_ops(g)) {
             j << (first ? "" : ",") << jstr(op) << ":" << count;
+            first = false;
+        }
+        j << "},\"devices\":{";
+        first = true;
+        for (auto& [dev, count] : devices) {
+            j << (first ? "" : ",") << jstr(dev) << ":" << count;
+            first = false;
+        }
+        j << "},\"distributed_jobs\":{";
+        first = true;
+        for (auto& [job, tasks] : jobs) {
+            j << (first ? "" : ",") << jstr(job) << ":" << jarr(tasks, [](int t) { return std::to_string(t); });
             first = false;
         }
         j << "}";
@@ -317,6 +381,15 @@ void inspect_graph(const options& o, graft::tf::file_format f) {
     if (auto gpu = gpu_fallback_ops(g); !gpu.empty()) {
         std::cout << "ops placed on a GPU without a GPU kernel (run on the CPU): " << gpu.size() << "\n";
         for (auto& [op, c] : gpu) std::cout << "    " << op << "  (" << c << " node" << (c == 1 ? "" : "s") << ")\n";
+    }
+    if (!devices.empty()) {
+        std::cout << "devices:   " << devices.size() << " distinct\n";
+        for (auto& [dev, c] : devices) std::cout << "    " << c << "\t" << (dev.empty() ? "(none)" : dev) << "\n";
+    }
+    if (!jobs.empty()) {
+        std::cout << "written for a distributed job: " << jobs_text(jobs)
+                  << "; graft runs it in one process (job, replica and task are ignored for placement; each node "
+                     "keeps its device type and index, with soft placement to the CPU)\n";
     }
     if (o.nodes) {
         std::cout << "nodes:\n";

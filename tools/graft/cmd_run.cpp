@@ -1,10 +1,13 @@
 // `graft run MODEL` — execute a graph file, MetaGraph or SavedModel with feeds from .npy files or
-// inline lists, print the fetched tensors and write them as .npy.
+// inline lists, print the fetched tensors and write them as .npy. Started by mpirun (a graft built with
+// MPI), every rank runs the graph and its collective ops (CollectiveReduceV2, HorovodAllreduce, ...)
+// run across the ranks.
 #include <chrono>
 #include <cctype>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "commands.hpp"
@@ -12,6 +15,9 @@
 #include "graft/exec/model.hpp"
 #include "graft/ops/reduce.hpp"
 #include "graft/train/summary.hpp"
+#if defined(GRAFT_WITH_MPI)
+#include "graft/dist/mpi.hpp"
+#endif
 
 namespace graft_cmd_run {  // named, not anonymous: the CLI builds as one unity translation unit
 
@@ -157,6 +163,10 @@ void report_accuracy(const graft::tensor& logits, const std::string& labels_path
 }
 
 void run_model(const run_args& a) {
+#if defined(GRAFT_WITH_MPI)
+    std::unique_ptr<graft::dist::mpi_session> mpi;  // graft::dist::world() is the job's until run_model returns
+    if (graft::dist::launched_by_mpi()) mpi = graft::dist::init_mpi(nullptr, nullptr);
+#endif
     auto m = graft::exec::load_model(a.model, a.tags);
     auto runner = m.runner(a.signature);
     if (!a.ckpt.empty()) {

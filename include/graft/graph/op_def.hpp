@@ -11,6 +11,7 @@
 //   attr = name ": " type [">=" min] ["=" default]   type = type|int|float|bool|string|shape|tensor|func|list(...)
 //   flag = stateful | commutative | aggregate                       (TF's OpDef flags)
 //        | nograd | grad_missing | import_only | shape_preserving | random | fusable_activation
+//        | run_early | run_late
 //                                                                   (graft's traits, op_traits below)
 // A type-or-attr that names a declared attr of type `type` / `list(type)` is a type_attr /
 // type_list_attr; otherwise it is a dtype name (float, int32, string, resource, ...).
@@ -71,6 +72,12 @@ struct op_traits {
     bool random = false;
     /// An activation the executor fuses after MatMul/Conv2D + BiasAdd (_FusedMatMul/_FusedConv2D).
     bool fusable_activation = false;
+    /// The executor's order: among the steps ready at once, run this one before (run_early) or
+    /// after (run_late) the others. The data-parallel gradient allreduce starts as soon as its
+    /// gradient exists (early) and is waited for only when nothing else can run (late), so the
+    /// transfer overlaps the rest of the backward pass.
+    bool run_early = false;
+    bool run_late = false;
     friend bool operator==(const op_traits&, const op_traits&) = default;
 };
 
@@ -273,6 +280,8 @@ inline op_def op_def::parse(std::string_view spec) {
             else if (name == "shape_preserving") d.traits.shape_preserving = true;
             else if (name == "random") d.traits.random = true;
             else if (name == "fusable_activation") d.traits.fusable_activation = true;
+            else if (name == "run_early") d.traits.run_early = true;
+            else if (name == "run_late") d.traits.run_late = true;
             else lx.fail(detail::cat("unknown flag '", name, "'"));
             continue;
         }

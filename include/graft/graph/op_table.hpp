@@ -22,6 +22,7 @@
 #include "graft/graph/op_specs/indexing.hpp"
 #include "graft/graph/op_specs/clustering.hpp"
 #include "graft/graph/op_specs/summary.hpp"
+#include "graft/graph/op_specs/collective.hpp"
 #include "graft/graph/op_specs/parsing.hpp"
 #include "graft/graph/op_specs/queue.hpp"
 
@@ -408,6 +409,7 @@ GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
         summary_op_specs(s);
         parsing_op_specs(s);
         queue_op_specs(s);
+        collective_op_specs(s);
         return s;
     }();
     return specs;

@@ -18,6 +18,7 @@
 #include "graft/autodiff/rules/clustering.hpp"
 #include "graft/autodiff/rules/summary.hpp"
 #include "graft/autodiff/rules/parsing.hpp"
+#include "graft/autodiff/rules/collective.hpp"
 
 namespace graft::autodiff::rules {
 
@@ -47,6 +48,7 @@ inline void register_all(gradient_registry& r) {
     register_clustering(r);
     register_summary(r);
     register_parsing(r);
+    register_collective(r);
     register_nograd_traits(r);
 }
 

@@ -134,18 +134,22 @@ std::vector<const node*> fuse_chains(const graph& g, const std::vector<const nod
     return out;
 }
 
-/// Kahn's algorithm over items 0..n-1 with edges succ; ties go to the smaller item. Returns the
-/// order, shorter than n when the items form a cycle (indeg then says which are on it).
-inline std::vector<int> kahn_order(std::size_t n, const std::vector<std::vector<int>>& succ, std::vector<int>& indeg) {
-    std::set<int> ready;
-    for (std::size_t i = 0; i < n; ++i) if (indeg[i] == 0) ready.insert(static_cast<int>(i));
+/// Kahn's algorithm over items 0..n-1 with edges succ; among the ready items the one with the
+/// smallest rank (`rank[i]`, 1 when absent: 0 = the op's trait run_early, 2 = run_late) goes
+/// first, ties to the smaller item. Returns the order, shorter than n when the items form a cycle
+/// (indeg then says which are on it).
+inline std::vector<int> kahn_order(std::size_t n, const std::vector<std::vector<int>>& succ, std::vector<int>& indeg,
+                                   const std::vector<std::uint8_t>* rank = nullptr) {
+    auto key = [&](int i) { return std::pair<int, int>{rank ? (*rank)[static_cast<std::size_t>(i)] : 1, i}; };
+    std::set<std::pair<int, int>> ready;
+    for (std::size_t i = 0; i < n; ++i) if (indeg[i] == 0) ready.insert(key(static_cast<int>(i)));
     std::vector<int> order;
     order.reserve(n);
     while (!ready.empty()) {
-        int i = *ready.begin();
+        int i = ready.begin()->second;
         ready.erase(ready.begin());
         order.push_back(i);
-        for (int s : succ[static_cast<std::size_t>(i)]) if (--indeg[static_cast<std::size_t>(s)] == 0) ready.insert(s);
+        for (int s : succ[static_cast<std::size_t>(i)]) if (--indeg[static_cast<std::size_t>(s)] == 0) ready.insert(key(s));
     }
     return order;
 }
@@ -452,8 +456,20 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
             ++indeg[i];
         });
     }
+    // Ops marked run_early / run_late (op_traits) go before / after the other ready steps.
+    std::vector<std::uint8_t> sched(in_order.size(), 1);
+    bool any_sched = false;
+    for (std::size_t i = 0; i < in_order.size(); ++i) {
+        if (const op_def* od = g.registry().find(in_order[i]->op)) {
+            if (od->traits.run_early) sched[i] = 0;
+            if (od->traits.run_late) sched[i] = 2;
+            any_sched |= sched[i] != 1;
+        }
+    }
     std::vector<const node*> topo;
-    for (int i : impl::kahn_order(in_order.size(), succ, indeg)) topo.push_back(in_order[static_cast<std::size_t>(i)]);
+    for (int i : impl::kahn_order(in_order.size(), succ, indeg, any_sched ? &sched : nullptr)) {
+        topo.push_back(in_order[static_cast<std::size_t>(i)]);
+    }
     if (topo.size() != in_order.size()) {
         std::string cyc;
         for (std::size_t i = 0; i < in_order.size() && cyc.size() < 300; ++i)

@@ -22,6 +22,7 @@
 #include "graft/exec/kernels/parsing.hpp"
 #include "graft/exec/kernels/queue.hpp"
 #include "graft/exec/kernels/saver_v1.hpp"
+#include "graft/exec/kernels/collective.hpp"
 
 namespace graft::exec {
 
@@ -46,6 +47,7 @@ inline void register_builtin(kernel_registry& r) {
     register_parsing(r);
     register_queue(r);
     register_saver_v1(r);
+    register_collective(r);
 }
 }  // namespace kernels
 

@@ -1,0 +1,6 @@
+// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+#include "graft/exec/kernels/collective.hpp"
+
+namespace graft::exec::kernels {
+void register_builtin_collective(kernel_registry& r) { register_collective(r); }
+}  // namespace graft::exec::kernels
