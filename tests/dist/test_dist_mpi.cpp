@@ -32,7 +32,7 @@ namespace td = graft::test::dist;
 // MPI for the whole binary: initialized before doctest's main, finalized at exit.
 const std::unique_ptr<gd::mpi_session> mpi = gd::init_mpi(nullptr, nullptr);
 
-gd::communicator& comm() { return *mpi->comm(); }
+gd::communicator& mpi_comm() { return *mpi->comm(); }
 
 /// Trains the MLP `steps` steps on global batches of `global_batch` rows. distributed: each rank
 /// feeds its local_rows and the gradients are allreduced; else the whole global batch in one
@@ -79,36 +79,36 @@ double relative_difference(const tensor& a, const tensor& b) {
 }  // namespace
 
 TEST_CASE("the MPI communicator: allreduce, broadcast, allgather, barrier across the ranks") {
-    const int r = comm().rank(), n = comm().size();
-    CHECK(comm().backend() == "mpi");
+    const int r = mpi_comm().rank(), n = mpi_comm().size();
+    CHECK(mpi_comm().backend() == "mpi");
     MESSAGE("rank ", r, " of ", n);
 
     auto f = tensor::from_vector<float>({3}, {float(r), float(2 * r), 1.0f});
-    comm().allreduce(f, gd::reduce_op::sum, "f");
+    mpi_comm().allreduce(f, gd::reduce_op::sum, "f");
     const float tri = float(n * (n - 1) / 2);
     CHECK(f.data<float>()[0] == tri);
     CHECK(f.data<float>()[1] == 2 * tri);
     CHECK(f.data<float>()[2] == float(n));
 
     auto m = tensor::from_vector<double>({2}, {double(r), 1.0});
-    comm().allreduce(m, gd::reduce_op::mean, "m");
+    mpi_comm().allreduce(m, gd::reduce_op::mean, "m");
     CHECK(m.data<double>()[0] == doctest::Approx(double(n - 1) / 2));
     CHECK(m.data<double>()[1] == 1.0);
 
     auto i = tensor::from_vector<std::int64_t>({2}, {std::int64_t(r), -std::int64_t(r)});
-    comm().allreduce(i, gd::reduce_op::max, "i");
+    mpi_comm().allreduce(i, gd::reduce_op::max, "i");
     CHECK(i.data<std::int64_t>()[0] == n - 1);
     CHECK(i.data<std::int64_t>()[1] == 0);
 
     // broadcast from the last rank
     auto b = tensor::from_vector<float>({2, 2}, {float(r), float(r), float(r), float(r)});
-    comm().broadcast(b, n - 1, "b");
+    mpi_comm().broadcast(b, n - 1, "b");
     for (int k = 0; k < 4; ++k) CHECK(b.data<float>()[k] == float(n - 1));
 
     // allgather: rank r sends r+1 rows of [r, r]
     std::vector<std::int32_t> mine;
     for (int k = 0; k <= r; ++k) { mine.push_back(r); mine.push_back(r); }
-    auto g = comm().allgather(tensor::from_vector<std::int32_t>({r + 1, 2}, mine), "g");
+    auto g = mpi_comm().allgather(tensor::from_vector<std::int32_t>({r + 1, 2}, mine), "g");
     REQUIRE(g.dim(0) == n * (n + 1) / 2);
     CHECK(g.dim(1) == 2);
     std::int64_t row = 0;
@@ -117,18 +117,18 @@ TEST_CASE("the MPI communicator: allreduce, broadcast, allgather, barrier across
     }
     // A rank with no rows: the others' row width still sizes the result.
     std::vector<std::int32_t> some(r == 0 ? 0 : 3, r);
-    auto z = comm().allgather(tensor::from_vector<std::int32_t>({r == 0 ? 0 : 1, 3}, some), "z");
+    auto z = mpi_comm().allgather(tensor::from_vector<std::int32_t>({r == 0 ? 0 : 1, 3}, some), "z");
     CHECK(z.shape() == graft::shape{n - 1, 3});
     if (n > 1) CHECK(z.data<std::int32_t>()[0] == 1);
-    auto z1 = comm().allgather(tensor::from_vector<std::int32_t>({r == 0 ? 0 : 2}, std::vector<std::int32_t>(r == 0 ? 0 : 2, r)), "z1");
+    auto z1 = mpi_comm().allgather(tensor::from_vector<std::int32_t>({r == 0 ? 0 : 2}, std::vector<std::int32_t>(r == 0 ? 0 : 2, r)), "z1");
     CHECK(z1.dim(0) == 2 * (n - 1));
-    comm().barrier();
+    mpi_comm().barrier();
 
     // A broadcast whose shapes disagree fails on every rank, naming the tensor.
     if (n > 1) {
         tensor bad(dtype::float32, graft::shape{r == 0 ? 3 : 4});
         try {
-            comm().broadcast(bad, 0, "mismatched");
+            mpi_comm().broadcast(bad, 0, "mismatched");
             FAIL("a broadcast with different shapes must fail");
         } catch (const gd::dist_error& e) {
             CHECK(std::string(e.what()).find("mismatched") != std::string::npos);
@@ -141,7 +141,7 @@ TEST_CASE("data-parallel MLP 784-512-512-10: 20 steps on N ranks equal one proce
     const std::int64_t global_batch = 96;  // divisible by 1, 2 and 3 ranks
     const int steps = 20;
     auto data = td::training_rows(global_batch * steps, graft::test::shared_dir().string());
-    if (comm().rank() == 0) MESSAGE((data.mnist ? "data: MNIST test set rows" : "data: synthetic rows (MNIST absent)"));
+    if (mpi_comm().rank() == 0) MESSAGE((data.mnist ? "data: MNIST test set rows" : "data: synthetic rows (MNIST absent)"));
 
     auto reference = train_mlp(false, steps, global_batch, data, 0);
     gd::bucket_plan plan;
@@ -157,7 +157,7 @@ TEST_CASE("data-parallel MLP 784-512-512-10: 20 steps on N ranks equal one proce
         worst = std::max(worst, d);
         CHECK_MESSAGE(d <= 1e-6, "variable #", k, " differs by ", d, " (relative L2)");
     }
-    MESSAGE("rank ", comm().rank(), ": worst relative difference to one process ", worst);
+    MESSAGE("rank ", mpi_comm().rank(), ": worst relative difference to one process ", worst);
     // The update moved the weights (the comparison is not between two untrained models).
     auto init = td::glorot(784, 512, 42);
     CHECK(relative_difference(init, reference[0]) > 1e-4);
@@ -165,8 +165,8 @@ TEST_CASE("data-parallel MLP 784-512-512-10: 20 steps on N ranks equal one proce
     // Every rank holds the same bits.
     for (auto& v : distributed) {
         tensor mx = v.clone(), mn = v.clone();
-        comm().allreduce(mx, gd::reduce_op::max, "check");
-        comm().allreduce(mn, gd::reduce_op::min, "check");
+        mpi_comm().allreduce(mx, gd::reduce_op::max, "check");
+        mpi_comm().allreduce(mn, gd::reduce_op::min, "check");
         CHECK(std::memcmp(mx.raw_data(), v.raw_data(), v.nbytes()) == 0);
         CHECK(std::memcmp(mn.raw_data(), v.raw_data(), v.nbytes()) == 0);
     }
@@ -177,14 +177,14 @@ TEST_CASE("data-parallel MLP 784-512-512-10: 20 steps on N ranks equal one proce
         CHECK_MESSAGE(std::memcmp(again[k].raw_data(), distributed[k].raw_data(), again[k].nbytes()) == 0,
                       "variable #", k, " differs between two identical runs");
     }
-    if (comm().size() > 1) {
+    if (mpi_comm().size() > 1) {
         auto fused = gd::fusion_engine::instance().totals();
         CHECK(fused.buckets >= 2u * steps * 3u);
     }
 }
 
 TEST_CASE("broadcast_variables gives every rank rank 0's initial values") {
-    auto m = td::build_mlp({784, 64, 10}, 100 + static_cast<std::uint64_t>(comm().rank()));
+    auto m = td::build_mlp({784, 64, 10}, 100 + static_cast<std::uint64_t>(mpi_comm().rank()));
     graft::exec::session s{m.mg.graph};
     s.run({}, {}, {m.init});
     gd::broadcast_variables(s);
@@ -207,7 +207,7 @@ TEST_CASE("a rank killed mid-step (driven by test_dist with GRAFT_TEST_KILL_RANK
     s.run({}, {}, {m.init});
     auto data = td::training_rows(64, "/nonexistent");
     for (int step = 0; step < 1000000; ++step) {
-        if (step == 3 && comm().rank() == victim) {
+        if (step == 3 && mpi_comm().rank() == victim) {
             std::fprintf(stderr, "rank %d: killing myself at step %d\n", victim, step);
             ::kill(::getpid(), SIGKILL);
         }
@@ -219,11 +219,11 @@ TEST_CASE("a rank killed mid-step (driven by test_dist with GRAFT_TEST_KILL_RANK
 TEST_CASE("a rank that stalls is caught by the watchdog (driven by test_dist with GRAFT_TEST_STALL_RANK)") {
     const char* stall_rank = std::getenv("GRAFT_TEST_STALL_RANK");
     if (!stall_rank) return;
-    if (comm().rank() == std::atoi(stall_rank)) {
-        std::fprintf(stderr, "rank %d: stalling instead of joining the allreduce\n", comm().rank());
+    if (mpi_comm().rank() == std::atoi(stall_rank)) {
+        std::fprintf(stderr, "rank %d: stalling instead of joining the allreduce\n", mpi_comm().rank());
         ::sleep(600);
     }
     auto t = tensor::from_vector<float>({4}, {1, 2, 3, 4});
-    comm().allreduce(t, gd::reduce_op::sum, "dense/kernel/grad");
+    mpi_comm().allreduce(t, gd::reduce_op::sum, "dense/kernel/grad");
     FAIL("an allreduce without the stalled rank must not complete");
 }
