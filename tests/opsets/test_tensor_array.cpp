@@ -4,6 +4,7 @@
 // dynamic_rnn and TF's gradient loops use them — plus their gradients through graft's checker and
 // the word_rnn MetaGraph (two stacked bidirectional dynamic_rnn LSTMs) trained with TF's own
 // gradient loops. Expected values are TF's (tensor_array_ops_test.py) or written out here.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -400,15 +401,19 @@ TEST_CASE("word_rnn MetaGraph: two stacked bidirectional dynamic_rnn LSTMs train
         if (g.find(name)) { loss = std::string(name) + ":0"; break; }
     }
     REQUIRE_MESSAGE(!loss.empty(), "no loss node found");
+    // 6 Adam steps on one batch (with dropout the loss moves around: measured 2.57 0.95 3.35 1.47
+    // 0.92 1.38): some step after the first must fall below 60% of the first loss, which an
+    // update that does nothing (losses near the first) cannot do. 6 steps, not 20: CI's budget.
     std::vector<double> losses;
-    for (int step = 0; step < 20; ++step) {
+    for (int step = 0; step < 6; ++step) {
         auto out = runner.run(feeds, {loss}, {train_op});
         double l = values(out[0])[0];
         REQUIRE(std::isfinite(l));
         losses.push_back(l);
     }
-    INFO("first loss " << losses.front() << ", last " << losses.back());
-    CHECK(losses.back() < losses.front() * 0.9);
+    const double best = *std::min_element(losses.begin() + 1, losses.end());
+    INFO("first loss " << losses.front() << ", best after it " << best);
+    CHECK(best < losses.front() * 0.6);
 }
 
 }  // namespace graft_test_tensor_array
