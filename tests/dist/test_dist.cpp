@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/launch.hpp"
 #include "dist/mlp.hpp"
 #include "graft/dist/data_parallel.hpp"
 #include "graft/dist/fusion.hpp"
@@ -174,32 +175,14 @@ TEST_CASE("the fusion engine: a bucket waited for before it is full is an error,
 }
 
 #if defined(GRAFT_MPIEXEC) && defined(GRAFT_DIST_MPI_TEST)
-namespace graft_test_dist {
-/// Runs `cmd` through the shell; its output (stdout + stderr), exit status and seconds taken.
-struct launched {
-    std::string out;
-    int status = -1;
-    double secs = 0;
-};
-inline launched launch(const std::string& cmd) {
-    launched r;
-    const auto t0 = std::chrono::steady_clock::now();
-    FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), static_cast<int>(buf.size()), p)) r.out += buf.data();
-    r.status = ::pclose(p);
-    r.secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
-}
-}  // namespace graft_test_dist
 
 TEST_CASE("a rank that never joins a collective: the watchdog names this rank and the tensor and ends the job") {
     // 2 ranks; rank 1 sleeps instead of joining rank 0's allreduce. With GRAFT_DIST_TIMEOUT=2 the
     // watchdog of rank 0 reports and aborts the job well before the test's 120 s guard.
-    auto r = graft_test_dist::launch(std::string("GRAFT_TEST_STALL_RANK=1 GRAFT_DIST_TIMEOUT=2 OMPI_ALLOW_RUN_AS_ROOT=1 "
+    auto r = td::launch(std::string("GRAFT_TEST_STALL_RANK=1 GRAFT_DIST_TIMEOUT=2 OMPI_ALLOW_RUN_AS_ROOT=1 "
                                                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -s KILL 120 ") +
                                      GRAFT_MPIEXEC + " --oversubscribe -np 2 " + GRAFT_DIST_MPI_TEST + " --test-case='*stalls*'");
+    REQUIRE(r.status != -1);  // the shell started
     MESSAGE("mpirun ended after ", r.secs, " s with status ", r.status, ":\n", r.out);
     CHECK(WIFEXITED(r.status));
     CHECK(WEXITSTATUS(r.status) != 0);
@@ -211,18 +194,13 @@ TEST_CASE("a rank that never joins a collective: the watchdog names this rank an
 TEST_CASE("a rank killed mid-step ends the job within a bounded time, naming the dead rank") {
     // 3 ranks train; rank 1 SIGKILLs itself at step 3. mpirun must end the survivors (no hang) and
     // report rank 1; the outer `timeout` is only the test's own guard.
-    const std::string cmd = std::string("GRAFT_TEST_KILL_RANK=1 GRAFT_DIST_TIMEOUT=60 OMPI_ALLOW_RUN_AS_ROOT=1 "
-                                        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -s KILL 120 ") +
-                            GRAFT_MPIEXEC + " --oversubscribe -np 3 " + GRAFT_DIST_MPI_TEST +
-                            " --test-case='*killed*' 2>&1";
-    const auto t0 = std::chrono::steady_clock::now();
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), static_cast<int>(buf.size()), p)) out += buf.data();
-    const int status = ::pclose(p);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto r = td::launch(std::string("GRAFT_TEST_KILL_RANK=1 GRAFT_DIST_TIMEOUT=60 OMPI_ALLOW_RUN_AS_ROOT=1 "
+                                    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -s KILL 120 ") +
+                        GRAFT_MPIEXEC + " --oversubscribe -np 3 " + GRAFT_DIST_MPI_TEST + " --test-case='*killed*'");
+    REQUIRE(r.status != -1);  // the shell started
+    const std::string& out = r.out;
+    const int status = r.status;
+    const double secs = r.secs;
     MESSAGE("mpirun ended after ", secs, " s with status ", status, ":\n", out);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) != 0);  // mpirun passes on the killed rank's status (128 + 9)

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/launch.hpp"
 #include "dist/mlp.hpp"
 #include "graft/dist/sharded_checkpoint.hpp"
 #include "graft/exec/session.hpp"
@@ -138,15 +139,12 @@ TEST_CASE("a rank that dies mid sharded save leaves the previous checkpoint whol
                                 std::to_string(sc.victim) + " GRAFT_TEST_SHARD_KILL_AT=" + std::to_string(sc.at) +
                                 " GRAFT_DIST_TIMEOUT=60 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
                                 " timeout -s KILL 60 " GRAFT_MPIEXEC " --oversubscribe -np 3 " GRAFT_DIST_MPI_TEST
-                                " --test-case='*dying mid-save*' 2>&1";
-        const auto t0 = std::chrono::steady_clock::now();
-        FILE* p = ::popen(cmd.c_str(), "r");
-        REQUIRE(p);
-        std::string out;
-        std::array<char, 4096> buf{};
-        while (std::fgets(buf.data(), static_cast<int>(buf.size()), p)) out += buf.data();
-        const int status = ::pclose(p);
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                                " --test-case='*dying mid-save*'";
+        const auto job = graft::test::dist::launch(cmd);
+        REQUIRE(job.status != -1);  // the shell started
+        const std::string& out = job.out;
+        const int status = job.status;
+        const double secs = job.secs;
         INFO("victim rank ", sc.victim, " at ", sc.at, ": mpirun ended after ", secs, " s with status ", status, ":\n", out);
         CHECK(out.find("dying at my file operation") != std::string::npos);
         CHECK(out.find("the last save finished") == std::string::npos);
