@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/support.hpp"
 #include "graft/autodiff/gradients.hpp"
 #include "graft/dist/communicator.hpp"
 #include "graft/exec/session.hpp"
@@ -38,18 +39,8 @@ inline std::vector<std::int32_t> ints(const tensor& t) {
     return std::vector<std::int32_t>(t.data<std::int32_t>(), t.data<std::int32_t>() + t.num_elements());
 }
 
-/// Runs `fetch` in a fresh session over `g` and returns the graph_error's text ("" when it ran).
-inline std::string run_error(const graft::graph& g, const std::string& fetch) {
-    try {
-        graft::exec::session s{g};
-        (void)s.run({}, {fetch});
-    } catch (const graft::graph_error& e) {
-        return e.what();
-    }
-    return {};
-}
-
-inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using graft::test::dist::has;
+using graft::test::dist::run_error;
 
 /// A TF1 graph as tf.train.replica_device_setter places it: variables on the ps tasks, the model
 /// on worker devices (a GPU of task 0, a CPU of task 1), a node with no device at all.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/support.hpp"
 #include "graft/dist/communicator.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
@@ -33,17 +34,8 @@ std::vector<T> values(const tensor& t) {
     return std::vector<T>(t.data<T>(), t.data<T>() + t.num_elements());
 }
 
-/// Runs `fetch` over `g` and returns the graph_error's text ("" when it ran).
-inline std::string run_error(const graft::graph& g, const std::string& fetch) {
-    try {
-        graft::exec::session s{g};
-        (void)s.run({}, {fetch});
-    } catch (const graft::graph_error& e) {
-        return e.what();
-    }
-    return {};
-}
-inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using graft::test::dist::has;
+using graft::test::dist::run_error;
 
 
 TEST_CASE("collective ops across ranks: CollectiveReduce(V2) Add, Max, Min, Mul with Id and Div") {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/support.hpp"
 #include "dist/launch.hpp"
 #include "dist/mlp.hpp"
 #include "graft/dist/sharded_checkpoint.hpp"
@@ -56,16 +57,7 @@ bool same_checkpoints(const std::string& a, const std::string& b) {
     return true;
 }
 
-std::vector<std::string> leftovers(const std::string& dir) {
-    std::vector<std::string> out;
-    for (auto& e : fs::directory_iterator(dir)) {
-        auto n = e.path().filename().string();
-        if (n.find("_temp_") != std::string::npos || n.find(".tempstate") != std::string::npos ||
-            n.find(".graft-") != std::string::npos)
-            out.push_back(n);
-    }
-    return out;
-}
+using graft::test::dist::leftovers;
 
 }  // namespace graft_test_sharded_local
 

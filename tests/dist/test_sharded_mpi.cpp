@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/support.hpp"
 #include "dist/mlp.hpp"
 #include "graft/dist/data_parallel.hpp"
 #include "graft/dist/sharded_checkpoint.hpp"
@@ -104,17 +105,7 @@ bool holds(const std::string& prefix, const std::map<std::string, tensor>& want)
     return true;
 }
 
-/// Names in `dir` that a finished save must not leave behind.
-std::vector<std::string> leftovers(const std::string& dir) {
-    std::vector<std::string> out;
-    for (auto& e : fs::directory_iterator(dir)) {
-        auto n = e.path().filename().string();
-        if (n.find("_temp_") != std::string::npos || n.find(".tempstate") != std::string::npos ||
-            n.find(".graft-") != std::string::npos)
-            out.push_back(n);
-    }
-    return out;
-}
+using graft::test::dist::leftovers;
 
 /// Every rank's flag, summed.
 int sum_over_ranks(int flag) {
