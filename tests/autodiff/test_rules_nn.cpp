@@ -107,7 +107,9 @@ TEST_CASE("rules: Conv2D and its backprop ops, strides and paddings") {
 }
 
 TEST_CASE("rules: DepthwiseConv2dNative") {
-    for (auto [stride, padding] : {std::pair{1, "SAME"}, std::pair{2, "VALID"}, std::pair{2, "SAME"}}) {
+    for (auto [stride_, padding_] : {std::pair{1, "SAME"}, std::pair{2, "VALID"}, std::pair{2, "SAME"}}) {
+        const int stride = stride_;  // clang 14 cannot capture structured bindings in a lambda
+        const char* padding = padding_;
         check_both(std::string("DepthwiseConv2dNative ") + padding, [&](const graph_builder& b, const xs_t& x) {
             return xs_t{b.op("DepthwiseConv2dNative", {x[0], x[1]},
                              {{"strides", list4(1, stride, stride, 1)}, {"padding", std::string(padding)}})};

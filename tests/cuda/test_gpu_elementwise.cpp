@@ -142,7 +142,8 @@ TEST_CASE("gpu elementwise: binary broadcasting arithmetic matches the CPU") {
         {"Pow", 0.5f, 2, -2, 2},      {"SquaredDifference", -2, 2, -2, 2},
     };
     for (const auto& d : ops) {
-        for (const auto& [sx, sy] : shapes) {
+        for (const auto& [sx_b, sy_b] : shapes) {
+            auto& sx = sx_b; auto& sy = sy_b;  // clang 14: lambdas cannot capture structured bindings
             INFO("op " << std::string(d.op) << " " << sx.str() << " x " << sy.str());
             auto got = run_binary(d.op, sx, sy, d.xlo, d.xhi, d.ylo, d.yhi);
             CHECK(got[0].shape() == graft::ops::broadcast_shape(d.op, sx, sy));

@@ -179,8 +179,9 @@ TEST_CASE("gpu models: duplicate and sync across devices: train on the GPU, serv
     tensor x, y;
     batch_of(n, graft::shape{n, 784}, x, y);
     auto m = make_mlp(n);
-    for (auto [train_dev, serve_dev] : {std::pair<std::string, std::string>{"/device:GPU:0", "/device:CPU:0"},
+    for (auto [train_dev_b, serve_dev_b] : {std::pair<std::string, std::string>{"/device:GPU:0", "/device:CPU:0"},
                                         std::pair<std::string, std::string>{"/device:CPU:0", "/device:GPU:0"}}) {
+        auto& train_dev = train_dev_b; auto& serve_dev = serve_dev_b;  // clang 14: lambdas cannot capture structured bindings
         INFO("train on " << train_dev << ", serve on " << serve_dev);
         graft::exec::session_options o;
         o.default_device = train_dev;

@@ -300,7 +300,8 @@ TEST_CASE("sharded save: N ranks write TF's layout, equal to a one-process Saver
     for (auto& [k, t] : want) total += t.nbytes();
     CHECK(rr.bytes_read == total);
     CHECK(static_cast<int>(rr.shards_read.size()) == n);
-    for (auto& [k, t] : fresh.values()) {
+    for (auto& [k_b, t] : fresh.values()) {
+        auto& k = k_b;  // clang 14: lambdas cannot capture structured bindings
         INFO(k);
         CHECK(same_bytes(t, want.at(k)));
     }

@@ -177,7 +177,8 @@ TEST_CASE("Transpose over permutations, dtypes and fast paths") {
         {{4}, {0}},
         {{2, 3}, {0, 1}},
     };
-    for (const auto& [s, perm] : cases) {
+    for (const auto& [s_b, perm] : cases) {
+        auto& s = s_b;  // clang 14: lambdas cannot capture structured bindings
         for (dtype t : {dtype::float32, dtype::float64, dtype::int8, dtype::bool_}) {
             tensor x =
                 t == dtype::bool_ ? ops::cast_to(iota(dtype::int32, s), dtype::bool_) : iota(t, s);

@@ -280,7 +280,8 @@ TEST_CASE("Tile repeats along each dim") {
     const std::pair<shape, vec> cases[] = {
         {{2, 3}, {2, 1}}, {{2, 3}, {1, 3}}, {{2, 1, 3}, {2, 4, 1}},      {{3}, {0}},
         {{}, {}},         {{2, 2}, {3, 2}}, {{1, 2, 1, 2}, {2, 1, 3, 2}}};
-    for (const auto& [s, m] : cases) {
+    for (const auto& [s_b, m] : cases) {
+        auto& s = s_b;  // clang 14: lambdas cannot capture structured bindings
         tensor x = iota(dtype::int32, s, 1);
         vec od;
         for (std::size_t i = 0; i < m.size(); ++i) od.push_back(s.dims()[i] * m[i]);
@@ -418,7 +419,8 @@ TEST_CASE("Pad, PadV2 and MirrorPad over ranks and paddings against a float64 re
         {{3, 2}, {{3, 0}, {2, 2}}},  // SYMMETRIC's limit (pad == dim); too wide for REFLECT
         {{0, 3}, {{1, 1}, {1, 0}}},  // empty input: constant padding only
     };
-    for (const auto& [s, pads] : cases) {
+    for (const auto& [s_b, pads_b] : cases) {
+        auto& s = s_b; auto& pads = pads_b;  // clang 14: lambdas cannot capture structured bindings
         vec od;
         for (std::size_t k = 0; k < pads.size(); ++k) od.push_back(s.dims()[k] + pads[k].first + pads[k].second);
         const shape os(od);

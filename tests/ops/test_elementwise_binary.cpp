@@ -194,9 +194,10 @@ TEST_CASE("BiasAdd over blocks of rows: few and many channels, a partial last bl
     const int threads_before = graft::num_threads();
     for (int threads : {1, 2}) {
         graft::set_num_threads(threads);
-        for (const auto& [dims, fmt] : std::vector<std::pair<std::vector<std::int64_t>, const char*>>{
+        for (const auto& [dims, fmt_b] : std::vector<std::pair<std::vector<std::int64_t>, const char*>>{
                  {{7, 9, 11, 6}, "NHWC"}, {{3, 5, 300}, "NHWC"}, {{1, 1}, "NHWC"}, {{2, 6, 5, 7}, "NCHW"},
                  {{4, 3}, "NCHW"}, {{64, 33, 3}, "NHWC"}}) {
+            auto& fmt = fmt_b;  // clang 14: lambdas cannot capture structured bindings
             CAPTURE(fmt);
             const shape s(dims);
             const int cd = std::string_view(fmt) == "NHWC" ? static_cast<int>(dims.size()) - 1 : 1;
@@ -255,7 +256,8 @@ TEST_CASE("bias_activation_inplace: bias and Relu/Relu6/LeakyRelu in one pass, a
                     {ops::bias_activation::relu, ops::relu(sum)},
                     {ops::bias_activation::relu6, ops::relu6(sum)},
                     {ops::bias_activation::leaky_relu, ops::leaky_relu(sum, 0.3f)}};
-                for (const auto& [act, want] : cases) {
+                for (const auto& [act_b, want] : cases) {
+                    auto& act = act_b;  // clang 14: lambdas cannot capture structured bindings
                     INFO("shape " << s.str() << " act " << static_cast<int>(act) << " threads " << threads
                                   << " kernel " << static_cast<int>(isa));
                     tensor y = x.clone();
@@ -359,7 +361,8 @@ TEST_CASE("every binary op by TF name broadcasts like NumPy against a float64 re
         for (dtype t : {dtype::float32, dtype::float64, dtype::int32, dtype::int64}) {
             const bool is_int = t == dtype::int32 || t == dtype::int64;
             if (is_int ? !d.ints : !d.floats) continue;
-            for (const auto& [sa, sb] : pairs) {
+            for (const auto& [sa_b, sb_b] : pairs) {
+                auto& sa = sa_b; auto& sb = sb_b;  // clang 14: lambdas cannot capture structured bindings
                 auto va = noise(static_cast<std::size_t>(sa.num_elements()), d.alo, d.ahi, 13);
                 auto vb = noise(static_cast<std::size_t>(sb.num_elements()), d.blo, d.bhi, 14);
                 if (is_int || d.round_values) {
@@ -384,7 +387,8 @@ TEST_CASE("every binary op by TF name broadcasts like NumPy against a float64 re
         }
     }
     // LogicalAnd / LogicalOr over the same pairs on bool inputs.
-    for (const auto& [sa, sb] : pairs) {
+    for (const auto& [sa_b, sb_b] : pairs) {
+        auto& sa = sa_b; auto& sb = sb_b;  // clang 14: lambdas cannot capture structured bindings
         auto va = noise(static_cast<std::size_t>(sa.num_elements()), -1, 1, 15);
         auto vb = noise(static_cast<std::size_t>(sb.num_elements()), -1, 1, 16);
         std::vector<int> ba, bb;

@@ -53,7 +53,8 @@ TEST_CASE("broadcast plan merges dims and gives repeat strides") {
     SUBCASE("the two-shape form plans as the list form") {
         const std::pair<shape, shape> pairs[] = {{{2, 1, 3}, {4, 1}}, {{}, {2, 3}}, {{5, 2, 7}, {7}},
                                                  {{2, 0, 3}, {3}}, {{1, 2, 1, 2}, {2, 1, 2, 1}}};
-        for (const auto& [a, b] : pairs) {
+        for (const auto& [a_b, b_b] : pairs) {
+            auto& a = a_b; auto& b = b_b;  // clang 14: lambdas cannot capture structured bindings
             CAPTURE(a.str());
             CAPTURE(b.str());
             auto two = ops::make_broadcast("Add", a, b);
@@ -180,7 +181,8 @@ TEST_CASE("binary ops broadcast like NumPy over many shape pairs and dtypes") {
          [](double a, double b) { return (a - b) * (a - b); }},
     };
     for (dtype t : {dtype::float32, dtype::float64, dtype::int32, dtype::int64}) {
-        for (const auto& [sa, sb] : pairs) {
+        for (const auto& [sa_b, sb_b] : pairs) {
+            auto& sa = sa_b; auto& sb = sb_b;  // clang 14: lambdas cannot capture structured bindings
             auto va = noise(static_cast<std::size_t>(sa.num_elements()), -20, 20, 3);
             auto vb = noise(static_cast<std::size_t>(sb.num_elements()), -20, 20, 7);
             if (t == dtype::int32 || t == dtype::int64) {

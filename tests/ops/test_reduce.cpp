@@ -130,9 +130,10 @@ TEST_CASE("large reductions along each axis (thread pool paths)") {
         check_values(ops::reduce_max(x, axes), dtype::float32, os, wmax);
     }
     // Narrow outputs over many rows (folded as wide super-rows with leftover rows).
-    for (const auto& [s_, axes] :
+    for (const auto& [s__b, axes] :
          {std::pair<shape, vec>{{7, 1001, 3}, {1}}, std::pair<shape, vec>{{2, 5000, 5}, {0, 1}},
           std::pair<shape, vec>{{64, 1000}, {0}}}) {
+        auto& s_ = s__b;  // clang 14: lambdas cannot capture structured bindings
         tensor z = f64(s_, noise(static_cast<std::size_t>(s_.num_elements()), -1, 1, 53));
         std::vector<bool> mask(s_.dims().size(), false);
         for (auto a : axes) mask[static_cast<std::size_t>(a)] = true;
