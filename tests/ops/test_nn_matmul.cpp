@@ -1,6 +1,9 @@
 // MatMul, BatchMatMulV2 and the GEMM engine under them, against float64 loops.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "graft/ops/matmul.hpp"
 #include "ops/nn_testing.hpp"
 
@@ -165,7 +168,8 @@ TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bi
     // [K,N] = [1000,300] (1.2 MB) and [784,512]: cut into row blocks (an even number of them, more
     // than one), each block's sums then the blocks' sums in order; y strided (incy 3) and accumulated
     // onto its previous values
-    for (auto [K, N] : {std::pair<std::int64_t, std::int64_t>{1000, 300}, {784, 512}, {2000, 37}}) {
+    for (auto [K_b, N_b] : {std::pair<std::int64_t, std::int64_t>{1000, 300}, {784, 512}, {2000, 37}}) {
+        auto& K = K_b; auto& N = N_b;  // clang 14: lambdas cannot capture structured bindings
         const double bytes = 4.0 * static_cast<double>(K * N);
         const int blocks = ops::gemm::gemv_depth_blocks(bytes, K);
         INFO("K=" << K << " N=" << N << " blocks=" << blocks);
@@ -198,6 +202,33 @@ TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bi
     }
     ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
     set_num_threads(2);
+}
+
+TEST_CASE("gemm: GRAFT_MAX_CPU_ISA sets the kernel cap (any case), another value is ignored") {
+    namespace g = graft::ops::gemm;
+    const char* old = std::getenv("GRAFT_MAX_CPU_ISA");
+    const std::string saved = old ? old : "";
+    auto cap_for = [](const char* v) {
+        if (v) setenv("GRAFT_MAX_CPU_ISA", v, 1);
+        else unsetenv("GRAFT_MAX_CPU_ISA");
+        return static_cast<g::kernel_isa>(g::detail::isa_cap_from_env());
+    };
+    CHECK(cap_for(nullptr) == g::kernel_isa::avx512);
+    CHECK(cap_for("") == g::kernel_isa::avx512);
+    CHECK(cap_for("AVX2") == g::kernel_isa::avx2);
+    CHECK(cap_for("avx2") == g::kernel_isa::avx2);
+    CHECK(cap_for("portable") == g::kernel_isa::portable);
+    CHECK(cap_for("avx512") == g::kernel_isa::avx512);
+    CHECK(cap_for("sse9") == g::kernel_isa::avx512);  // reported on stderr, ignored
+    if (old) setenv("GRAFT_MAX_CPU_ISA", saved.c_str(), 1);
+    else unsetenv("GRAFT_MAX_CPU_ISA");
+    // the cap bounds what every kernel family asks for
+    const g::kernel_isa best = g::active_kernel();
+    g::limit_kernel(g::kernel_isa::portable);
+    CHECK(g::active_kernel() == g::kernel_isa::portable);
+    CHECK_FALSE(g::uses_avx2());
+    g::limit_kernel(best);
+    CHECK(g::active_kernel() == best);
 }
 
 TEST_CASE("nn MatMul: empty and zero-depth products") {

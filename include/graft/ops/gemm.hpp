@@ -18,13 +18,16 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -334,9 +337,25 @@ inline bool cpu_has_avx512f() { return false; }
 enum class kernel_isa : int { portable = 0, avx2 = 1, avx512 = 2 };
 
 namespace detail {
-/// The best family run() may use (limit_kernel()); what it uses is also bounded by the CPU.
+/// The cap GRAFT_MAX_CPU_ISA sets at start-up ("portable", "avx2" or "avx512", any case; unset:
+/// avx512, the CPU deciding), so a developer on an AVX-512 machine can run everything on the AVX2
+/// kernels an AVX2 user gets, as ONEDNN_MAX_CPU_ISA does for oneDNN. Another value is reported on
+/// stderr once and ignored.
+inline int isa_cap_from_env() {
+    const char* e = std::getenv("GRAFT_MAX_CPU_ISA");
+    if (e == nullptr || *e == '\0') return static_cast<int>(kernel_isa::avx512);
+    std::string v(e);
+    for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (v == "portable" || v == "none") return static_cast<int>(kernel_isa::portable);
+    if (v == "avx2") return static_cast<int>(kernel_isa::avx2);
+    if (v == "avx512" || v == "avx512f" || v == "avx512_core") return static_cast<int>(kernel_isa::avx512);
+    std::fprintf(stderr, "graft: GRAFT_MAX_CPU_ISA=%s is not one of portable, avx2, avx512: ignored\n", e);
+    return static_cast<int>(kernel_isa::avx512);
+}
+/// The best family run() may use (GRAFT_MAX_CPU_ISA, then limit_kernel()); what it uses is also
+/// bounded by the CPU.
 inline std::atomic<int>& isa_cap() {
-    static std::atomic<int> cap{static_cast<int>(kernel_isa::avx512)};
+    static std::atomic<int> cap{isa_cap_from_env()};
     return cap;
 }
 /// The family run() uses now.
@@ -682,7 +701,7 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
 }  // namespace detail
 
 /// For tests and benchmarks: run() uses no micro-kernel family above `cap` (the CPU still bounds
-/// it). limit_kernel(kernel_isa::avx512) restores the default.
+/// it). limit_kernel(kernel_isa::avx512) lifts the limit, GRAFT_MAX_CPU_ISA's included.
 inline void limit_kernel(kernel_isa cap) { detail::isa_cap().store(static_cast<int>(cap)); }
 /// The micro-kernel family run() uses on this CPU under the current limit.
 inline kernel_isa active_kernel() { return detail::active_isa(); }

@@ -194,7 +194,7 @@ void gates_forward(std::int64_t H, const gate_config& p, const T* g, const T* b,
                    const T* wcf, const T* wco, const out_rows<T>& r) {
 #ifdef GRAFT_GEMM_X86_DISPATCH
     if constexpr (std::is_same_v<T, float>) {
-        if (gemm::detail::cpu_has_avx2_fma()) {
+        if (gemm::active_kernel() != gemm::kernel_isa::portable) {  // the CPU and GRAFT_MAX_CPU_ISA allow AVX2
             detail::gates_forward_avx2(H, p, g, b, cs_prev, wci, wcf, wco, r);
             return;
         }
@@ -213,7 +213,7 @@ void gates_backward(std::int64_t H, const gate_config& p, const T* cs_prev, cons
                     const T* dcs, const T* dh, T* dg, T* cs_prev_grad, T* wci_g, T* wcf_g, T* wco_g) {
 #ifdef GRAFT_GEMM_X86_DISPATCH
     if constexpr (std::is_same_v<T, float>) {
-        if (gemm::detail::cpu_has_avx2_fma()) {
+        if (gemm::active_kernel() != gemm::kernel_isa::portable) {  // the CPU and GRAFT_MAX_CPU_ISA allow AVX2
             (p.use_peephole ? detail::gates_backward_avx2<true> : detail::gates_backward_avx2<false>)(
                 H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs, dh, dg, cs_prev_grad, wci_g, wcf_g, wco_g);
             return;
