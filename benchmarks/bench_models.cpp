@@ -1,5 +1,5 @@
-// Whole models through graft's executor against libtorch and OpenCV DNN (when found), on the same
-// weights and thread count.
+// Whole models through graft's executor against libtorch, OpenCV DNN and oneDNN (each when found),
+// on the same weights and thread count.
 //
 //   mlp    784-512-512-10: MatMul + BiasAdd + Relu twice, then MatMul + BiasAdd.
 //   lenet  LeNet-5 on [N,28,28,1] NHWC: Conv2D 5x5x6 SAME + BiasAdd + Relu, MaxPool 2x2/2,
@@ -12,7 +12,10 @@
 // weights with addmm / conv2d (+ bias) / relu_ / max_pool2d under NoGradGuard, convolutions in its
 // native NCHW layout (the input is [N,1,28,28]: the same bytes as NHWC with one channel; the first
 // dense layer's rows are permuted once at setup from TF's HWC flatten order to torch's CHW order;
-// OpenCV's importer inserts a Permute before the Reshape itself, so the .pb needs no change).
+// OpenCV's importer inserts a Permute before the Reshape itself, so the .pb needs no change); oneDNN
+// (benchmarks/onednn_peer.hpp: what TensorFlow runs on CPU) runs the same weights as primitives
+// built once, weights reordered once into the layouts it prefers, ReLU fused as a post-op; its cases
+// run in a process of their own (--benchmark_filter=onednn: see reexec_for_peers).
 // At setup the three logits are compared (max abs diff < 1e-3); a benchmark whose peers disagree
 // stops with SkipWithError.
 //
@@ -29,6 +32,10 @@
 
 #include <unistd.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -38,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -402,6 +410,54 @@ void run_opencv(benchmark::State& st, model_kind k) {
 }
 #endif
 
+#ifdef GRAFT_HAVE_ONEDNN
+/// oneDNN's model for (kind, batch, threads), built at the first use under that thread count (its
+/// primitives keep the thread partition they were created with); its logits are checked against
+/// graft's once.
+graft::bench::onednn::model* onednn_model(model_kind k, std::int64_t batch, int threads, const tensor& x,
+                                         const tensor& expect, std::string& error) {
+    namespace od = graft::bench::onednn;
+    static std::map<std::tuple<model_kind, std::int64_t, int>, std::unique_ptr<od::model>> cache;
+    auto& slot = cache[{k, batch, threads}];
+    if (slot) return slot.get();
+    const model& m = get_model(k);
+    std::vector<od::layer_params> params;
+    for (const layer& l : m.layers) {
+        params.push_back({l.w.data<float>(), std::vector<std::int64_t>(l.w.shape().dims().begin(), l.w.shape().dims().end()),
+                          l.b.data<float>()});
+    }
+    try {
+        auto net = std::make_unique<od::model>(k == model_kind::mlp ? od::model_kind::mlp : od::model_kind::lenet, params, batch);
+        const float d = max_abs_diff(expect.data<float>(), net->forward(x.data<float>()), expect.num_elements());
+        std::fprintf(stderr, "%s batch %lld threads %d: max |oneDNN logits - graft's| %s\n", k == model_kind::mlp ? "mlp" : "lenet",
+                     static_cast<long long>(batch), threads, sci(d).c_str());
+        if (!(d < 1e-3f)) {
+            error = "oneDNN logits differ from graft's by " + std::to_string(d);
+            return nullptr;
+        }
+        slot = std::move(net);
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
+    return slot.get();
+}
+
+void run_onednn(benchmark::State& st, model_kind k) {
+    fixture* f = start(st, k);
+    if (!f) return;
+    std::string error;
+    auto* net = onednn_model(k, f->batch, static_cast<int>(st.range(1)), f->x, f->logits, error);
+    if (!net) {
+        st.SkipWithError(error.c_str());
+        return;
+    }
+    const float* x = f->x.data<float>();
+    for (auto _ : st) benchmark::DoNotOptimize(net->forward(x));
+    per_batch(st, f->batch);
+}
+#endif
+
 void BM_mlp_graft(benchmark::State& st) { run_graft(st, model_kind::mlp); }
 void BM_lenet_graft(benchmark::State& st) { run_graft(st, model_kind::lenet); }
 #ifdef GRAFT_HAVE_TORCH
@@ -411,6 +467,10 @@ void BM_lenet_torch(benchmark::State& st) { run_torch(st, model_kind::lenet); }
 #ifdef GRAFT_HAVE_OPENCV
 void BM_mlp_opencv(benchmark::State& st) { run_opencv(st, model_kind::mlp); }
 void BM_lenet_opencv(benchmark::State& st) { run_opencv(st, model_kind::lenet); }
+#endif
+#ifdef GRAFT_HAVE_ONEDNN
+void BM_mlp_onednn(benchmark::State& st) { run_onednn(st, model_kind::mlp); }
+void BM_lenet_onednn(benchmark::State& st) { run_onednn(st, model_kind::lenet); }
 #endif
 
 void model_args(benchmark::internal::Benchmark* b) {
@@ -426,12 +486,18 @@ GRAFT_MODEL_BENCH(BM_mlp_torch);
 #ifdef GRAFT_HAVE_OPENCV
 GRAFT_MODEL_BENCH(BM_mlp_opencv);
 #endif
+#ifdef GRAFT_HAVE_ONEDNN
+GRAFT_MODEL_BENCH(BM_mlp_onednn);
+#endif
 GRAFT_MODEL_BENCH(BM_lenet_graft);
 #ifdef GRAFT_HAVE_TORCH
 GRAFT_MODEL_BENCH(BM_lenet_torch);
 #endif
 #ifdef GRAFT_HAVE_OPENCV
 GRAFT_MODEL_BENCH(BM_lenet_opencv);
+#endif
+#ifdef GRAFT_HAVE_ONEDNN
+GRAFT_MODEL_BENCH(BM_lenet_onednn);
 #endif
 
 // ---------------------------------------------------------------- session::run overhead
@@ -462,6 +528,123 @@ void BM_session_overhead(benchmark::State& st) {
         benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_session_overhead)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------- the machine's roofline
+// What the machine allows, measured in the same run, so each model figure is also a fraction of it:
+//
+//   BM_probe_read/<bytes>/<threads>  one read of `bytes` (a model's weights: MLP 2.68 MB, LeNet
+//                                    0.25 MB; 256 MiB for DRAM) split over the threads, summed with
+//                                    vector loads (STREAM-style: each call re-reads the buffer, so
+//                                    a model-size buffer comes from L2/L3 as the weights of a model
+//                                    run back to back do). Counter: per_read, GB/s.
+//   BM_probe_fma/<threads>           peak multiply-add rate: twelve independent vector FMA chains
+//                                    per thread, 256-bit (AVX2) or 512-bit when graft's kernels run
+//                                    AVX-512 (GRAFT_MAX_CPU_ISA bounds it as it bounds them).
+//                                    Counter: GFLOP/s.
+// The batch-1 MLP cannot beat per_read of its weights; a batch-128 model's GFLOP/s over the FMA
+// peak is the share of the arithmetic ceiling it reaches (make bench-report prints both).
+
+std::int64_t weight_bytes(model_kind k) {
+    std::int64_t n = 0;
+    for (const layer& l : get_model(k).layers) n += l.w.num_elements() + l.b.num_elements();
+    return n * 4;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+[[gnu::target("avx2")]] float sum_avx2(const float* p, std::int64_t n) {
+    __m256 a[8];
+    for (auto& v : a) v = _mm256_setzero_ps();
+    std::int64_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        for (int j = 0; j < 8; ++j) a[j] = _mm256_add_ps(a[j], _mm256_loadu_ps(p + i + 8 * j));
+    for (int j = 1; j < 8; ++j) a[0] = _mm256_add_ps(a[0], a[j]);
+    alignas(32) float t[8];
+    _mm256_store_ps(t, a[0]);
+    float r = t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+    for (; i < n; ++i) r += p[i];
+    return r;
+}
+/// Twelve independent FMA chains of `iters` steps (the latency of one FMA times the throughput of
+/// two ports: twelve in flight saturate both on the cores of the last decade); returns the flops.
+[[gnu::target("avx2,fma")]] double fma_chains_256(std::int64_t iters) {
+    constexpr int chains = 12;
+    __m256 acc[chains];
+    for (int j = 0; j < chains; ++j) acc[j] = _mm256_set1_ps(static_cast<float>(j));
+    const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    for (std::int64_t i = 0; i < iters; ++i)
+        for (auto& v : acc) v = _mm256_fmadd_ps(v, m, c);
+    for (int j = 1; j < chains; ++j) acc[0] = _mm256_add_ps(acc[0], acc[j]);
+    benchmark::DoNotOptimize(acc[0]);
+    return 2.0 * chains * 8 * static_cast<double>(iters);
+}
+[[gnu::target("avx512f")]] double fma_chains_512(std::int64_t iters) {
+    constexpr int chains = 12;
+    __m512 acc[chains];
+    for (int j = 0; j < chains; ++j) acc[j] = _mm512_set1_ps(static_cast<float>(j));
+    const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    for (std::int64_t i = 0; i < iters; ++i)
+        for (auto& v : acc) v = _mm512_fmadd_ps(v, m, c);
+    for (int j = 1; j < chains; ++j) acc[0] = _mm512_add_ps(acc[0], acc[j]);
+    benchmark::DoNotOptimize(acc[0]);
+    return 2.0 * chains * 16 * static_cast<double>(iters);
+}
+#endif
+
+void BM_probe_read(benchmark::State& st) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    const std::int64_t bytes = st.range(0), n = bytes / 4;
+    const int threads = static_cast<int>(st.range(1));
+    set_threads(threads);
+    std::vector<float> buf(static_cast<std::size_t>(n), 1.f);
+    const std::int64_t per = (n / threads + 63) / 64 * 64;
+    std::vector<float> part(static_cast<std::size_t>(threads));
+    for (auto _ : st) {
+        graft::run_tasks(threads, [&](int t) {
+            const std::int64_t b = std::min(n, t * per), e = std::min(n, b + per);
+            part[static_cast<std::size_t>(t)] = sum_avx2(buf.data() + b, e - b);
+        });
+        benchmark::DoNotOptimize(part.data());
+    }
+    st.SetBytesProcessed(st.iterations() * bytes);
+    st.counters["per_read"] =
+        benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+#else
+    st.SkipWithError("x86-64 only");
+#endif
+}
+
+void BM_probe_fma(benchmark::State& st) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    const int threads = static_cast<int>(st.range(0));
+    set_threads(threads);
+    const bool wide = graft::ops::gemm::active_kernel() == graft::ops::gemm::kernel_isa::avx512;
+    if (graft::ops::gemm::active_kernel() == graft::ops::gemm::kernel_isa::portable) {
+        st.SkipWithError("no AVX2/FMA on this CPU (or GRAFT_MAX_CPU_ISA=portable)");
+        return;
+    }
+    constexpr std::int64_t iters = 1 << 16;
+    double flops = 0;
+    for (auto _ : st) {
+        graft::run_tasks(threads, [&](int) { benchmark::DoNotOptimize(wide ? fma_chains_512(iters) : fma_chains_256(iters)); });
+        flops += threads * 2.0 * 12 * (wide ? 16 : 8) * static_cast<double>(iters);
+    }
+    st.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsRate);
+    st.SetLabel(wide ? "512-bit FMA" : "256-bit FMA");
+#else
+    st.SkipWithError("x86-64 only");
+#endif
+}
+
+BENCHMARK(BM_probe_read)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+        b->ArgNames({"bytes", "threads"});
+        for (int th : {1, 2})
+            for (std::int64_t bytes : {weight_bytes(model_kind::mlp), weight_bytes(model_kind::lenet), std::int64_t{256} << 20})
+                b->Args({bytes, th});
+    })
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_probe_fma)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------- graft, one node at a time
 // Node k (k-th node that is neither Const nor Placeholder, in graph order) run alone in a session
@@ -542,10 +725,11 @@ BENCHMARK(BM_lenet_graft_node)
 
 // The peers' environment (OMP_WAIT_POLICY, malloc thresholds): see graft::bench::reexec_for_peers.
 int main(int argc, char** argv) {
-#if defined(GRAFT_HAVE_TORCH) || defined(GRAFT_HAVE_OPENCV)
+#if defined(GRAFT_HAVE_TORCH) || defined(GRAFT_HAVE_OPENCV) || defined(GRAFT_HAVE_ONEDNN)
     graft::bench::reexec_for_peers(argv, "bench_models");
 #endif
     benchmark::Initialize(&argc, argv);
+    graft::bench::add_machine_context();
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

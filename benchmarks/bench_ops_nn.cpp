@@ -1,4 +1,6 @@
-// NN kernels against libtorch (when found) and against Eigen's own GEMM, on the same thread count.
+// NN kernels against libtorch and oneDNN (each when found) and against Eigen's own GEMM, on the same
+// thread count. oneDNN's cases run in a process of their own (--benchmark_filter=onednn; see
+// reexec_for_peers); each builds its primitive once per thread count, weights reordered once.
 //
 // Every benchmark takes its thread count as the last argument and sets graft::set_num_threads,
 // torch::set_num_threads and OpenBLAS's thread count (libtorch's BLAS) to it. GFLOP/s is reported for
@@ -97,6 +99,20 @@ BENCHMARK(BM_matmul_eigen_contract)->Apply(matmul_args)->UseRealTime();
 BENCHMARK(BM_matmul_torch)->Apply(matmul_args)->UseRealTime();
 #endif
 
+#ifdef GRAFT_HAVE_ONEDNN
+void BM_matmul_onednn(benchmark::State& st) {
+    const std::int64_t M = st.range(0);
+    set_threads(static_cast<int>(st.range(1)));
+    const tensor a = random_f32({M, 784}, 1), b = random_f32({784, 512}, 2);
+    graft::bench::onednn::matmul mm(M, 784, 512, b.data<float>());
+    const float* pa = a.data<float>();
+    for (auto _ : st) benchmark::DoNotOptimize(mm.run(pa));
+    gflops(st, 2.0 * M * 784 * 512);
+    st.SetLabel(mm.impl());
+}
+BENCHMARK(BM_matmul_onednn)->Apply(matmul_args)->UseRealTime();
+#endif
+
 // ---------------------------------------------------------------- Conv2D
 // layer 0: LeNet conv1, 28x28x1 -> 6, 5x5 SAME; layer 1: LeNet conv2, 14x14x6 -> 16, 5x5 VALID;
 // layer 2: 56x56x64 -> 64, 3x3 SAME (ResNet-like), batch 32.
@@ -161,6 +177,19 @@ void BM_conv2d_torch(benchmark::State& st) {
 }
 #endif
 
+#ifdef GRAFT_HAVE_ONEDNN
+void BM_conv2d_onednn(benchmark::State& st) {
+    const conv_layer l = layer(st.range(0), st.range(1));
+    set_threads(static_cast<int>(st.range(2)));
+    const tensor x = random_f32({l.n, l.hw, l.hw, l.c}, 3), w = random_f32({l.k, l.k, l.c, l.oc}, 4);
+    graft::bench::onednn::conv2d conv(l.n, l.hw, l.hw, l.c, l.oc, l.k, l.same, w.data<float>());
+    const float* px = x.data<float>();
+    for (auto _ : st) benchmark::DoNotOptimize(conv.run(px));
+    gflops(st, conv_flops(l));
+    st.SetLabel(conv.impl());
+}
+#endif
+
 void conv_args(benchmark::internal::Benchmark* b) {
     for (int th : {1, 2}) {
         for (int id : {0, 1})
@@ -173,6 +202,9 @@ BENCHMARK(BM_conv2d_graft_nchw)->Apply(conv_args)->UseRealTime();
 BENCHMARK(BM_conv2d_eigen_gemm_equivalent)->Apply(conv_args)->UseRealTime();
 #ifdef GRAFT_HAVE_TORCH
 BENCHMARK(BM_conv2d_torch)->Apply(conv_args)->UseRealTime();
+#endif
+#ifdef GRAFT_HAVE_ONEDNN
+BENCHMARK(BM_conv2d_onednn)->Apply(conv_args)->UseRealTime();
 #endif
 
 // ---------------------------------------------------------------- MaxPool 2x2/2 on [128, 28, 28, 6]
@@ -203,4 +235,15 @@ BENCHMARK(BM_maxpool_torch)->Arg(1)->Arg(2)->UseRealTime();
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// The peers' environment (OMP_WAIT_POLICY, malloc thresholds): see graft::bench::reexec_for_peers.
+int main(int argc, char** argv) {
+#if defined(GRAFT_HAVE_TORCH) || defined(GRAFT_HAVE_ONEDNN)
+    graft::bench::reexec_for_peers(argv, "bench_ops_nn");
+#endif
+    benchmark::Initialize(&argc, argv);
+    graft::bench::add_machine_context();
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,39 +1,101 @@
-// What the benchmark binaries share: one thread count for graft and its peers, seeded random
-// weights, tensors handed to libtorch. Include it after the peers' headers (torch/torch.h,
-// opencv2/dnn.hpp), which each binary includes under GRAFT_HAVE_TORCH / GRAFT_HAVE_OPENCV.
+// What the benchmark binaries share: one thread count for graft and its peers, the peers' process
+// environment, the machine context printed with every run (CPU, ISA, limits in force), seeded
+// random weights, tensors handed to libtorch. Include it after the peers' headers (torch/torch.h,
+// opencv2/dnn.hpp), which each binary includes under GRAFT_HAVE_TORCH / GRAFT_HAVE_OPENCV;
+// onednn_peer.hpp comes with it under GRAFT_HAVE_ONEDNN.
 #pragma once
 
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
+#include "graft/ops/gemm.hpp"
 #include "graft/ops/random.hpp"
+
+#ifdef GRAFT_HAVE_ONEDNN
+#include "onednn_peer.hpp"
+#endif
 
 namespace graft::bench {
 
 /// The environment the peers run best in, which their libraries read only when they load, so the
-/// program re-executes itself once with it (unless the caller set the variables):
+/// program re-executes itself once with it (variables the caller set are kept):
 /// - OMP_WAIT_POLICY=PASSIVE: libtorch's OpenMP workers spin after each parallel region (libgomp's
 ///   default) and fight OpenBLAS's own pthreads for the cores: on 2 cores torch's MLP at batch 128
-///   on two threads took ~50 ms instead of ~5 ms.
+///   on two threads took ~50 ms instead of ~5 ms. oneDNN is the opposite: its primitives are OpenMP
+///   regions back to back, and under PASSIVE each one sleeps and wakes its workers (MLP at batch 1 on
+///   two threads 0.034 -> 0.55 ms). So a run whose --benchmark_filter names "onednn" keeps libgomp's
+///   default policy, any other run gets PASSIVE; `make bench-report` runs the oneDNN cases apart.
 /// - GLIBC_TUNABLES mmap_threshold/trim_threshold at 256/512 MiB: with OpenBLAS loaded, glibc
 ///   served libtorch's large tensors with fresh mmap'd pages every step (a page fault per 4 KiB:
 ///   torch's LeNet training step 7.2 vs 10.6 ms). graft keeps its own freed blocks (see
 ///   graft::set_host_cache_limit), so this helps only the peers.
+inline bool filter_names_onednn(char** argv) {
+    for (char** a = argv + 1; *a != nullptr; ++a) {
+        const std::string arg(*a);
+        if (arg.rfind("--benchmark_filter=", 0) == 0 && arg.find("onednn") != std::string::npos) return true;
+    }
+    return false;
+}
 inline void reexec_for_peers(char** argv, const char* program) {
-    if (std::getenv("OMP_WAIT_POLICY") != nullptr && std::getenv("GLIBC_TUNABLES") != nullptr) return;
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    if (std::getenv("GRAFT_BENCH_PEER_ENV") != nullptr) return;  // this is the re-executed program
+    setenv("GRAFT_BENCH_PEER_ENV", "1", 1);
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr && !filter_names_onednn(argv)) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     if (std::getenv("GLIBC_TUNABLES") == nullptr)
         setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=536870912", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: run as we are
     std::fprintf(stderr, "%s: could not re-execute with the peers' environment (OMP_WAIT_POLICY, GLIBC_TUNABLES)\n",
                  program);
+}
+
+/// The first line of /proc/cpuinfo that starts with `key`, after its colon ("" when absent).
+inline std::string cpuinfo_field(const char* key) {
+    std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+    if (f == nullptr) return {};
+    char line[8192];
+    std::string r;
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        const std::string l(line);
+        if (l.rfind(key, 0) != 0) continue;
+        const auto colon = l.find(':');
+        if (colon != std::string::npos) r = l.substr(colon + 1);
+        while (!r.empty() && (r.front() == ' ')) r.erase(r.begin());
+        while (!r.empty() && (r.back() == '\n' || r.back() == ' ')) r.pop_back();
+        break;
+    }
+    std::fclose(f);
+    return r;
+}
+
+/// What the figures depend on, printed in Google Benchmark's context header (and its JSON): the CPU
+/// model, its vector ISA flags, graft's micro-kernel family in force and every ISA limit set
+/// (GRAFT_MAX_CPU_ISA, OPENBLAS_CORETYPE for libtorch's BLAS, ONEDNN_MAX_CPU_ISA, OPENCV_CPU_DISABLE)
+/// and OMP_WAIT_POLICY. Call before benchmark::RunSpecifiedBenchmarks.
+inline void add_machine_context() {
+    benchmark::AddCustomContext("cpu_model", cpuinfo_field("model name"));
+    std::string flags = " " + cpuinfo_field("flags") + " ", isa;
+    for (const char* f : {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "amx_tile"})
+        if (flags.find(std::string(" ") + f + " ") != std::string::npos) isa += (isa.empty() ? "" : " ") + std::string(f);
+    benchmark::AddCustomContext("cpu_isa", isa);
+    const char* kernel[] = {"portable", "avx2", "avx512"};
+    benchmark::AddCustomContext("graft_kernels", kernel[static_cast<int>(graft::ops::gemm::active_kernel())]);
+    std::string limits;
+    for (const char* v : {"GRAFT_MAX_CPU_ISA", "OPENBLAS_CORETYPE", "ONEDNN_MAX_CPU_ISA", "OPENCV_CPU_DISABLE", "OMP_WAIT_POLICY"}) {
+        if (const char* e = std::getenv(v)) limits += (limits.empty() ? "" : " ") + std::string(v) + "=" + e;
+    }
+    benchmark::AddCustomContext("isa_limits", limits.empty() ? "none" : limits);
+#ifdef GRAFT_HAVE_ONEDNN
+    benchmark::AddCustomContext("onednn", onednn::version_string() + ", ISA " + onednn::isa_string());
+#endif
 }
 
 /// Runs graft and every linked peer on `n` threads: graft's pool, libtorch's intra-op pool,
@@ -49,6 +111,8 @@ inline void set_threads(int n) {
 #endif
     using setter = void (*)(int);
     if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(n);
+    // OpenMP's (oneDNN's runtime, and libtorch's when linked: the same libgomp)
+    if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(n);
 }
 
 /// float32 uniform in [-scale, scale) from graft's Philox with a fixed seed.

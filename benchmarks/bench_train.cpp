@@ -1,7 +1,10 @@
 // Training step (forward + backward + SGD update) of MLP 784-512-512-10 and LeNet-5 at a given
 // batch: graft (graph built with graft_builder, gradients by graft::autodiff, update by
 // GradientDescent's ApplyGradientDescent ops, one session::run per step) against libtorch (autograd
-// + in-place SGD) with the same thread count, same initial weights and the same data. Eigen's own
+// + in-place SGD) and oneDNN (benchmarks/onednn_peer.hpp: forward_training, backward_data/weights and
+// pooling/ReLU backward primitives, the loss gradient and SGD as TF computes them around oneDNN; its
+// cases run apart: --benchmark_filter=onednn) with the same thread count, same initial weights and
+// the same data. The first step's loss of each peer is checked against graft's (1e-4). Eigen's own
 // GEMM on the MLP's first-layer product gives the machine's matrix-product rate for reference.
 //
 //   bench_train --benchmark_filter='mlp_train|lenet_train'      # BM_mlp_train/128, BM_mlp_train_torch/128, ...
@@ -83,6 +86,7 @@ struct graft_trainer {
     std::unique_ptr<graft::exec::session> s;
     graft::exec::session::feed_list feeds;
     std::string train;
+    float initial_loss = 0;  // the loss at the initial weights
 
     graft_trainer(model_kind k, const std::vector<layer>& ls, const tensor& x, const tensor& y) {
         graft::graph_builder b(mg.graph);
@@ -123,6 +127,7 @@ struct graft_trainer {
         s = std::make_unique<graft::exec::session>(mg.graph);
         s->run({}, {}, {init});
         feeds = {{"x", x}, {"y", y}};
+        initial_loss = s->run(feeds, {"loss:0"}).at(0).data<float>()[0];
         s->run(feeds, {}, {train});  // compile the plan, warm the caches
     }
     void step() { s->run(feeds, {}, {train}); }
@@ -221,6 +226,37 @@ void BM_mlp_train_torch(benchmark::State& st) { run_torch(st, model_kind::mlp); 
 void BM_lenet_train_torch(benchmark::State& st) { run_torch(st, model_kind::lenet); }
 #endif
 
+#ifdef GRAFT_HAVE_ONEDNN
+void run_onednn(benchmark::State& st, model_kind k) {
+    namespace od = graft::bench::onednn;
+    auto batch = st.range(0);
+    set_threads(static_cast<int>(st.range(1)));
+    auto d = make_data(k, batch);
+    const auto ls = layers_of(k);
+    std::vector<od::layer_params> params;
+    for (const layer& l : ls)
+        params.push_back({l.w.data<float>(), std::vector<std::int64_t>(l.w.shape().dims().begin(), l.w.shape().dims().end()),
+                          l.b.data<float>()});
+    const float expect = graft_trainer(k, ls, d.x, d.y).initial_loss;  // graft's loss at the same weights
+    try {
+        od::trainer t(k == model_kind::mlp ? od::model_kind::mlp : od::model_kind::lenet, params, batch, learning_rate);
+        t.step(d.x.data<float>(), d.y.data<float>());
+        if (!(std::abs(t.loss() - expect) < 1e-4f)) {
+            const std::string e = "oneDNN's first loss " + std::to_string(t.loss()) + " differs from graft's " + std::to_string(expect);
+            st.SkipWithError(e.c_str());
+            return;
+        }
+        for (auto _ : st) t.step(d.x.data<float>(), d.y.data<float>());
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+        return;
+    }
+    report(st, k, batch);
+}
+void BM_mlp_train_onednn(benchmark::State& st) { run_onednn(st, model_kind::mlp); }
+void BM_lenet_train_onednn(benchmark::State& st) { run_onednn(st, model_kind::lenet); }
+#endif
+
 /// Eigen's own GEMM on the MLP's largest product ([batch,784] x [784,512]): the rate the machine
 /// gives a plain matrix product, for the GFLOPs counters above.
 void BM_eigen_gemm(benchmark::State& st) {
@@ -247,16 +283,21 @@ BENCHMARK(BM_lenet_train)->Apply(args);
 BENCHMARK(BM_mlp_train_torch)->Apply(args);
 BENCHMARK(BM_lenet_train_torch)->Apply(args);
 #endif
+#ifdef GRAFT_HAVE_ONEDNN
+BENCHMARK(BM_mlp_train_onednn)->Apply(args);
+BENCHMARK(BM_lenet_train_onednn)->Apply(args);
+#endif
 BENCHMARK(BM_eigen_gemm)->Apply(args);
 
 }  // namespace
 
 // The peers' environment (OMP_WAIT_POLICY, malloc thresholds): see graft::bench::reexec_for_peers.
 int main(int argc, char** argv) {
-#ifdef GRAFT_HAVE_TORCH
+#if defined(GRAFT_HAVE_TORCH) || defined(GRAFT_HAVE_ONEDNN)
     graft::bench::reexec_for_peers(argv, "bench_train");
 #endif
     benchmark::Initialize(&argc, argv);
+    graft::bench::add_machine_context();
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what graft needs from Debian 12, only when something is missing.
-# Usage: scripts/deps.sh [--peers]   (--peers adds libtorch + OpenBLAS, the benchmarks' peer)
+# Usage: scripts/deps.sh [--peers]   (--peers adds the benchmarks' peers: libtorch + OpenBLAS, oneDNN)
 set -euo pipefail
 pkgs=(cmake g++ make libeigen3-dev libprotobuf-dev protobuf-compiler doctest-dev libsnappy-dev
       libcli11-dev libbenchmark-dev zlib1g-dev python3-numpy python3-protobuf
@@ -8,7 +8,7 @@ pkgs=(cmake g++ make libeigen3-dev libprotobuf-dev protobuf-compiler doctest-dev
       clang-14 libclang-rt-14-dev   # make asan compiles with clang (half g++'s time); its sanitizer runtimes
       libopenmpi-dev openmpi-bin)  # graft::mpi: distributed training and its mpirun tests
 if [[ "${1:-}" == "--peers" ]]; then
-  pkgs+=(libtorch-dev libopenblas0-pthread)
+  pkgs+=(libtorch-dev libopenblas0-pthread libdnnl-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
