@@ -8,7 +8,10 @@
 #                g++ 12's CPU time (1,480 s vs 2,869 s measured), which keeps .ci/run inside its budget;
 #                with clang it also runs every fuzz target ASAN_FUZZ_SECONDS and its regression inputs
 #   make fuzz    the libFuzzer targets of tests/fuzz (clang, ASan + UBSan), FUZZ_SECONDS each
-#   make bench   build the benchmarks (and the libtorch/OpenCV peers) and run them
+#   make bench   build the benchmarks (and the libtorch/OpenCV/oneDNN peers) and run them
+#   make bench-report   the table of graft against its peers on this machine (models x batch x
+#                threads, ratios, roofline fractions, ISA): a native run, then one limited to AVX2
+#                (graft and the peers alike) when this CPU has AVX-512
 JOBS  ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
@@ -18,7 +21,7 @@ ASAN_CXX ?= $(shell command -v clang++-14 || command -v clang++ || command -v c+
 ASAN_FUZZ ?= $(if $(findstring clang,$(notdir $(ASAN_CXX))),ON,OFF)
 ASAN_FUZZ_SECONDS ?= 8
 
-.PHONY: deps deps-peers configure build test demo asan fuzz bench clean
+.PHONY: deps deps-peers configure build test demo asan fuzz bench bench-build bench-report clean
 
 deps:
 	@bash scripts/deps.sh
@@ -55,10 +58,17 @@ fuzz: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target fuzz_npy fuzz_graph_def fuzz_meta_graph fuzz_checkpoint fuzz_events fuzz_import
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -L fuzz
 
-bench: deps-peers
+bench-build: deps-peers
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DGRAFT_BUILD_BENCHMARKS=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+bench: bench-build
 	@for b in $(BUILD)/benchmarks/bench_*; do echo "== $$b"; $$b; done
+
+bench-report: bench-build
+	@python3 scripts/bench_report.py --build $(BUILD) --isa native
+	@if grep -qw avx512f /proc/cpuinfo; then python3 scripts/bench_report.py --build $(BUILD) --isa avx2; \
+	 else echo; echo "(this CPU has no AVX-512: the native run is the AVX2 run)"; fi
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
