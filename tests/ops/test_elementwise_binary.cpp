@@ -227,8 +227,8 @@ TEST_CASE("BiasAdd over blocks of rows: few and many channels, a partial last bl
 }
 
 TEST_CASE("bias_activation_inplace: bias and Relu/Relu6/LeakyRelu in one pass, as BiasAdd then the op") {
-    // channel counts below 16 (a repeating pattern of lcm(C, 16) floats), odd ones, wide rows (row
-    // by row with a masked tail); NaN, +-inf and sums on both sides of 0 and 6; both kernels the CPU
+    // channel counts below 16 (a repeating pattern of lcm(C, lanes) floats), odd ones, wide rows (row
+    // by row with a masked or scalar tail); NaN, +-inf and sums on both sides of 0 and 6; every kernel family the CPU
     // runs, 1 and 2 threads (64K+ floats split)
     const int threads_before = graft::num_threads();
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();

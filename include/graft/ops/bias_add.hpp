@@ -104,6 +104,45 @@ template <bias_activation Act>
     for (std::int64_t r = r0; r < r1; r += rows_per)
         bias_act_run_avx512<Act>(y + r * C, pattern, std::min(r1 - r, rows_per) * C, alpha);
 }
+
+// The AVX2 sibling of the three above: 8 lanes, the same values (NaN put back after max, -0 -> +0,
+// LeakyRelu by compare-and-blend), the tail of a run through bias_act_one. Before it, AVX2 CPUs
+// ran the fused epilogue one float at a time through a switch: 14% of the MLP's forward at batch
+// 128 on the AVX2 EPYC.
+template <bias_activation Act>
+[[gnu::target("avx2")]] inline __m256 bias_act_avx2(__m256 v, __m256 alpha) {
+    const __m256 zero = _mm256_setzero_ps();
+    if constexpr (Act == bias_activation::relu || Act == bias_activation::relu6) {
+        __m256 r = _mm256_max_ps(v, zero);
+        if constexpr (Act == bias_activation::relu6) r = _mm256_min_ps(r, _mm256_set1_ps(6.f));
+        return _mm256_blendv_ps(r, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    } else if constexpr (Act == bias_activation::leaky_relu) {
+        return _mm256_blendv_ps(_mm256_mul_ps(v, alpha), v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ));
+    } else {
+        return v;
+    }
+}
+template <bias_activation Act>
+[[gnu::target("avx2")]] inline void bias_act_run_avx2(float* p, const float* b, std::int64_t n, __m256 alpha,
+                                                       float alpha_s) {
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(p + i, bias_act_avx2<Act>(_mm256_add_ps(_mm256_loadu_ps(p + i), _mm256_loadu_ps(b + i)), alpha));
+    for (; i < n; ++i) p[i] = bias_act_one(p[i] + b[i], Act, alpha_s);
+}
+template <bias_activation Act>
+[[gnu::target("avx2")]] inline void bias_act_rows_avx2(float* y, std::int64_t r0, std::int64_t r1, std::int64_t C,
+                                                        const float* bias, const float* pattern, std::int64_t period,
+                                                        float alpha_s) {
+    const __m256 alpha = _mm256_set1_ps(alpha_s);
+    if (!pattern) {
+        for (std::int64_t r = r0; r < r1; ++r) bias_act_run_avx2<Act>(y + r * C, bias, C, alpha, alpha_s);
+        return;
+    }
+    const std::int64_t rows_per = period / C;  // r0 is a multiple of it
+    for (std::int64_t r = r0; r < r1; r += rows_per)
+        bias_act_run_avx2<Act>(y + r * C, pattern, std::min(r1 - r, rows_per) * C, alpha, alpha_s);
+}
 #endif
 
 }  // namespace op_detail
@@ -128,19 +167,25 @@ inline void bias_activation_inplace(tensor& y, const tensor& bias, bias_activati
     float* p = y.data<float>();
     const float* b = bias.data<float>();
 #ifdef GRAFT_GEMM_X86_DISPATCH
-    if (gemm::detail::active_isa() == gemm::kernel_isa::avx512) {
-        // narrow rows: the bias repeated over lcm(C, 16) floats, so every vector is whole
-        const std::int64_t period = C < 64 ? std::lcm<std::int64_t>(C, 16) : 0;  // <= 1008
+    if (const auto isa = gemm::detail::active_isa(); isa != gemm::kernel_isa::portable) {
+        const bool avx512 = isa == gemm::kernel_isa::avx512;
+        const std::int64_t lanes = avx512 ? 16 : 8;
+        // narrow rows: the bias repeated over lcm(C, lanes) floats, so every vector is whole
+        const std::int64_t period = C < 64 ? std::lcm<std::int64_t>(C, lanes) : 0;  // <= 1008
         alignas(64) float pattern[1024];
         for (std::int64_t i = 0; i < period; i += C) std::copy(b, b + C, pattern + i);  // (no division per float)
         const std::int64_t unit = period ? period / C : 1;  // rows per task unit
         using fn = void (*)(float*, std::int64_t, std::int64_t, std::int64_t, const float*, const float*,
                             std::int64_t, float);
-        static constexpr fn by_act[4] = {op_detail::bias_act_rows_avx512<bias_activation::none>,
-                                         op_detail::bias_act_rows_avx512<bias_activation::relu>,
-                                         op_detail::bias_act_rows_avx512<bias_activation::relu6>,
-                                         op_detail::bias_act_rows_avx512<bias_activation::leaky_relu>};
-        const fn f = by_act[static_cast<int>(act)];
+        static constexpr fn by_act512[4] = {op_detail::bias_act_rows_avx512<bias_activation::none>,
+                                            op_detail::bias_act_rows_avx512<bias_activation::relu>,
+                                            op_detail::bias_act_rows_avx512<bias_activation::relu6>,
+                                            op_detail::bias_act_rows_avx512<bias_activation::leaky_relu>};
+        static constexpr fn by_act256[4] = {op_detail::bias_act_rows_avx2<bias_activation::none>,
+                                            op_detail::bias_act_rows_avx2<bias_activation::relu>,
+                                            op_detail::bias_act_rows_avx2<bias_activation::relu6>,
+                                            op_detail::bias_act_rows_avx2<bias_activation::leaky_relu>};
+        const fn f = (avx512 ? by_act512 : by_act256)[static_cast<int>(act)];
         const std::int64_t units = (rows + unit - 1) / unit;
         // one pass over memory: worth a second thread from 64K floats
         nn_detail::parallel_for(units, std::max<std::int64_t>(1, (1 << 16) / (unit * C)),

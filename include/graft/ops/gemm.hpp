@@ -529,10 +529,11 @@ void pack_a_panel(const S& A, std::int64_t o0, std::int64_t k0, std::int64_t kc,
 #ifdef GRAFT_GEMM_X86_DISPATCH
 template <class SA, class SB>
 void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
-                     std::int64_t b_off, float* C, std::int64_t rs, std::int64_t cs, bool accumulate, bool wide) {
+                     std::int64_t b_off, float* C, std::int64_t rs, std::int64_t cs, bool accumulate, bool wide,
+                     const packed_b<float>* pre) {
     static_assert(mc_block % (2 * mr) == 0, "a block holds whole 12-row tiles");
     const std::int64_t nc_max = std::min(nc_block, (N + nr - 1) / nr * nr);
-    float* bbuf = scratch_b<float>(static_cast<std::size_t>(nc_max * std::min(kc_block, K)));
+    float* bscratch = pre ? nullptr : scratch_b<float>(static_cast<std::size_t>(nc_max * std::min(kc_block, K)));
     const std::int64_t* off = A.depth_offsets();
     const std::int64_t step = A.depth_step();
     const float* rows[mc_block];
@@ -540,7 +541,12 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
         const std::int64_t nc = std::min(nc_block, N - jc);
         for (std::int64_t pc = 0; pc < K; pc += kc_block) {
             const std::int64_t kc = std::min(kc_block, K - pc);
-            pack_b_block(B, b_off + jc, nc, pc, kc, bbuf);
+            // B packed beforehand (a layer's constant weights): its panels, as serial() reads them
+            // (AVX2 products of a strided A came here and packed B on every call: 9% of the MLP's
+            // forward at batch 128)
+            const float* bbuf = bscratch;
+            if (pre) bbuf = pre->panels(pc, kc, b_off + jc);  // b_off + jc: a multiple of nr
+            else pack_b_block(B, b_off + jc, nc, pc, kc, bscratch);
             const bool acc = accumulate || pc > 0;
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
@@ -593,7 +599,7 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
         // with the AVX-512 kernels a strided A is packed (its twelve rows read in place ran 1.3x
         // slower than packing on [128,784]x[784,512]); an im2col table is still read in place
         if (kern == &kernel_avx2 && (!wide || A.depth_offsets()) && A.indirect(N)) {
-            serial_indirect(M, N, K, A, a_off, B, b_off, C, rs, cs, accumulate, wide);
+            serial_indirect(M, N, K, A, a_off, B, b_off, C, rs, cs, accumulate, wide, pre);
             return;
         }
     }
