@@ -300,13 +300,4 @@ BENCHMARK(BM_lstm_train_torch)->Apply(args);
 }  // namespace
 
 // The peers' environment (OMP_WAIT_POLICY, malloc thresholds): see graft::bench::reexec_for_peers.
-int main(int argc, char** argv) {
-#ifdef GRAFT_HAVE_TORCH
-    graft::bench::reexec_for_peers(argv, "bench_rnn");
-#endif
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
-}
+int main(int argc, char** argv) { return graft::bench::peer_benchmark_main(argc, argv, "bench_rnn"); }

@@ -98,6 +98,22 @@ inline void add_machine_context() {
 #endif
 }
 
+/// The main() of a benchmark binary with peers: re-executes itself in the peers' environment
+/// (reexec_for_peers), records the machine context (add_machine_context), runs the benchmarks.
+inline int peer_benchmark_main(int argc, char** argv, const char* program) {
+#if defined(GRAFT_HAVE_TORCH) || defined(GRAFT_HAVE_OPENCV) || defined(GRAFT_HAVE_ONEDNN)
+    reexec_for_peers(argv, program);
+#else
+    (void)program;
+#endif
+    benchmark::Initialize(&argc, argv);
+    add_machine_context();
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
+
 /// Runs graft and every linked peer on `n` threads: graft's pool, libtorch's intra-op pool,
 /// OpenCV's (in binaries that include its headers), and OpenBLAS's own pthreads (libtorch's
 /// BLAS), when present.

@@ -292,14 +292,4 @@ BENCHMARK(BM_eigen_gemm)->Apply(args);
 }  // namespace
 
 // The peers' environment (OMP_WAIT_POLICY, malloc thresholds): see graft::bench::reexec_for_peers.
-int main(int argc, char** argv) {
-#if defined(GRAFT_HAVE_TORCH) || defined(GRAFT_HAVE_ONEDNN)
-    graft::bench::reexec_for_peers(argv, "bench_train");
-#endif
-    benchmark::Initialize(&argc, argv);
-    graft::bench::add_machine_context();
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
-}
+int main(int argc, char** argv) { return graft::bench::peer_benchmark_main(argc, argv, "bench_train"); }
