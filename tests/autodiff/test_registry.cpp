@@ -7,7 +7,7 @@
 
 #include "checking.hpp"
 #include "graft/exec/kernel.hpp"
-#include "graft/ops/elementwise.hpp"
+#include "graft/ops/elementwise_names.hpp"
 
 using graft::dtype;
 using graft::endpoint;

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "graft/exec/kernel.hpp"
-#include "graft/ops/elementwise.hpp"
+#include "graft/ops/broadcast.hpp"
+#include "graft/ops/elementwise_names.hpp"
 #include "op_case.hpp"
 
 using graft::dtype;
