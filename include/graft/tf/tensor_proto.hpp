@@ -21,7 +21,8 @@
 namespace graft::tf::proto {
 
 namespace detail {
-/// Which TensorProto field holds values of dtype t, and how.
+/// Which TensorProto field holds values of dtype t (0: none, e.g. resource, variant). The one table
+/// of it: the graph codec (graph/detail/tensor_proto.hpp) reads and writes with it too.
 inline std::uint32_t value_field(dtype t) {
     switch (base_type(t)) {
         case dtype::float32: return 5;

@@ -13,6 +13,7 @@
 #include "graft/core/shape.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/graph/detail/pb_wire.hpp"
+#include "graft/tf/tensor_proto.hpp"
 
 namespace graft::detail::pb {
 
@@ -115,24 +116,9 @@ inline graft::tensor decode_tensor(std::string_view bytes, const std::string* fi
     std::vector<double> reals;           // float_val, double_val, scomplex, dcomplex (as parts)
     std::uint32_t f, t;
     const auto base_t = base_type(h.type);
-    auto want_field = [&]() -> std::uint32_t {
-        switch (base_t) {
-            case dtype::float32: return 5;
-            case dtype::float64: return 6;
-            case dtype::int32: case dtype::int16: case dtype::int8: case dtype::uint8: case dtype::uint16:
-            case dtype::qint8: case dtype::quint8: case dtype::qint16: case dtype::quint16: case dtype::qint32:
-                return 7;
-            case dtype::string: return 8;
-            case dtype::complex64: return 9;
-            case dtype::int64: return 10;
-            case dtype::bool_: return 11;
-            case dtype::complex128: return 12;
-            case dtype::float16: case dtype::bfloat16: return 13;
-            case dtype::uint32: return 16;
-            case dtype::uint64: return 17;
-            default: return 18;  // float8 types
-        }
-    }();
+    // TensorProto's typed field for this dtype: one table with the checkpoint reader's
+    // (tf/tensor_proto.hpp); decodable_dtype() above admits only dtypes that have one.
+    const std::uint32_t want_field = graft::tf::proto::detail::value_field(base_t);
     while (r.next(f, t)) {
         if (f == 4 && t == len) {
             content = r.get_bytes();
@@ -232,26 +218,25 @@ inline std::string encode_tensor(const graft::tensor& t) {
         put_bytes(o, float8 ? 18 : 4, std::string_view(raw, static_cast<std::size_t>(n) * esize));
         return o;
     }
+    const std::uint32_t field = graft::tf::proto::detail::value_field(bt);
     std::string packed;
-    std::uint32_t field = 0;
     switch (bt) {
-        case dtype::float32: field = 5; packed.assign(raw, 4); break;
-        case dtype::float64: field = 6; packed.assign(raw, 8); break;
-        case dtype::complex64: field = 9; packed.assign(raw, 8); break;
-        case dtype::complex128: field = 12; packed.assign(raw, 16); break;
+        case dtype::float32: packed.assign(raw, 4); break;
+        case dtype::float64: packed.assign(raw, 8); break;
+        case dtype::complex64: packed.assign(raw, 8); break;
+        case dtype::complex128: packed.assign(raw, 16); break;
         default: {
-            std::uint64_t v = 0;
+            std::uint64_t v = 0;  // the varint fields: signed values sign-extended, as protoc writes them
             switch (bt) {
-                case dtype::int8: case dtype::qint8: v = static_cast<std::uint64_t>(std::int64_t{*reinterpret_cast<const std::int8_t*>(raw)}); field = 7; break;
-                case dtype::int16: case dtype::qint16: { std::int16_t x; std::memcpy(&x, raw, 2); v = static_cast<std::uint64_t>(std::int64_t{x}); field = 7; break; }
-                case dtype::int32: case dtype::qint32: { std::int32_t x; std::memcpy(&x, raw, 4); v = static_cast<std::uint64_t>(std::int64_t{x}); field = 7; break; }
-                case dtype::uint8: case dtype::quint8: v = static_cast<unsigned char>(*raw); field = 7; break;
-                case dtype::uint16: case dtype::quint16: { std::uint16_t x; std::memcpy(&x, raw, 2); v = x; field = 7; break; }
-                case dtype::float16: case dtype::bfloat16: { std::uint16_t x; std::memcpy(&x, raw, 2); v = x; field = 13; break; }
-                case dtype::int64: { std::int64_t x; std::memcpy(&x, raw, 8); v = static_cast<std::uint64_t>(x); field = 10; break; }
-                case dtype::bool_: v = *raw ? 1 : 0; field = 11; break;
-                case dtype::uint32: { std::uint32_t x; std::memcpy(&x, raw, 4); v = x; field = 16; break; }
-                case dtype::uint64: std::memcpy(&v, raw, 8); field = 17; break;
+                case dtype::int8: case dtype::qint8: v = static_cast<std::uint64_t>(std::int64_t{*reinterpret_cast<const std::int8_t*>(raw)}); break;
+                case dtype::int16: case dtype::qint16: { std::int16_t x; std::memcpy(&x, raw, 2); v = static_cast<std::uint64_t>(std::int64_t{x}); break; }
+                case dtype::int32: case dtype::qint32: { std::int32_t x; std::memcpy(&x, raw, 4); v = static_cast<std::uint64_t>(std::int64_t{x}); break; }
+                case dtype::uint8: case dtype::quint8: v = static_cast<unsigned char>(*raw); break;
+                case dtype::uint16: case dtype::quint16: case dtype::float16: case dtype::bfloat16: { std::uint16_t x; std::memcpy(&x, raw, 2); v = x; break; }
+                case dtype::int64: { std::int64_t x; std::memcpy(&x, raw, 8); v = static_cast<std::uint64_t>(x); break; }
+                case dtype::bool_: v = *raw ? 1 : 0; break;
+                case dtype::uint32: { std::uint32_t x; std::memcpy(&x, raw, 4); v = x; break; }
+                case dtype::uint64: std::memcpy(&v, raw, 8); break;
                 default:
                     throw unimplemented_error(detail::cat("cannot encode a ", dtype_name(bt), " tensor"));
             }
