@@ -1,6 +1,6 @@
 // graft/ops/elementwise_names.hpp — the TF op names ops::unary() and ops::binary() know, without
-// their kernels: code that only asks "is this an elementwise op?" (registries, tests, the op table's
-// consistency checks) includes this and not elementwise.hpp, whose kernels instantiate every dtype.
+// their kernels: code that only asks "is this an elementwise op?" (kernel registries, tests)
+// includes this and not elementwise.hpp, whose by-name tables instantiate every kernel and dtype.
 //
 //   for (auto name : ops::unary_op_names()) ...           // "Neg", "Abs", ... "LogicalNot"
 //   if (ops::has_binary(node.op())) ...
