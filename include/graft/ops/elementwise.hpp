@@ -32,40 +32,25 @@ namespace op_detail {
 using unary_fn = tensor (*)(const tensor&, const tensor*);
 using binary_fn = tensor (*)(const tensor&, const tensor&, const tensor*);
 
-struct unary_entry {
-    std::string_view name;
-    unary_fn fn;
-};
-struct binary_entry {
-    std::string_view name;
-    binary_fn fn;
-};
-
-// The by-name tables, in the order of elementwise_names.hpp's lists (which they are built from).
-#define GRAFT_ELEMENTWISE_UNARY_ENTRY_(name, call) \
-    {#name, [](const tensor& x, const tensor* o) { return call; }},
-#define GRAFT_ELEMENTWISE_BINARY_ENTRY_(name, call) \
-    {#name, [](const tensor& x, const tensor& y, const tensor* o) { return call; }},
-inline const std::array<unary_entry, unary_names.size()>& unary_table() {
-    static const std::array<unary_entry, unary_names.size()> t{{
-        GRAFT_ELEMENTWISE_UNARY_OPS(GRAFT_ELEMENTWISE_UNARY_ENTRY_)}};
-    return t;
-}
-inline const std::array<binary_entry, binary_names.size()>& binary_table() {
-    static const std::array<binary_entry, binary_names.size()> t{{
-        GRAFT_ELEMENTWISE_BINARY_OPS(GRAFT_ELEMENTWISE_BINARY_ENTRY_)}};
-    return t;
-}
-#undef GRAFT_ELEMENTWISE_UNARY_ENTRY_
-#undef GRAFT_ELEMENTWISE_BINARY_ENTRY_
+// The by-name kernels, at the index of their name in elementwise_names.hpp's lists (which they
+// are built from).
+#define GRAFT_ELEMENTWISE_UNARY_FN_(name, call) [](const tensor& x, const tensor* o) { return call; },
+#define GRAFT_ELEMENTWISE_BINARY_FN_(name, call) \
+    [](const tensor& x, const tensor& y, const tensor* o) { return call; },
+inline constexpr std::array<unary_fn, unary_names.size()> unary_fns{
+    GRAFT_ELEMENTWISE_UNARY_OPS(GRAFT_ELEMENTWISE_UNARY_FN_)};
+inline constexpr std::array<binary_fn, binary_names.size()> binary_fns{
+    GRAFT_ELEMENTWISE_BINARY_OPS(GRAFT_ELEMENTWISE_BINARY_FN_)};
+#undef GRAFT_ELEMENTWISE_UNARY_FN_
+#undef GRAFT_ELEMENTWISE_BINARY_FN_
 
 }  // namespace op_detail
 
 /// The unary op named `op` (TF name, e.g. "Relu") applied to x; into *out when given. Throws
 /// unimplemented_error for an unknown name, else what the op throws.
 inline tensor unary(std::string_view op, const tensor& x, const tensor* out = nullptr) {
-    for (const auto& e : op_detail::unary_table()) {
-        if (e.name == op) return e.fn(x, out);
+    for (std::size_t i = 0; i < op_detail::unary_names.size(); ++i) {
+        if (op_detail::unary_names[i] == op) return op_detail::unary_fns[i](x, out);
     }
     throw unimplemented_error(op_detail::cat("unary: no elementwise kernel for op '", op, "'"), {},
                               "see ops::unary_op_names() for the supported ones");
@@ -76,8 +61,8 @@ inline tensor unary(std::string_view op, const tensor& x, const tensor* out = nu
 /// throws.
 inline tensor binary(std::string_view op, const tensor& x, const tensor& y,
                      const tensor* out = nullptr) {
-    for (const auto& e : op_detail::binary_table()) {
-        if (e.name == op) return e.fn(x, y, out);
+    for (std::size_t i = 0; i < op_detail::binary_names.size(); ++i) {
+        if (op_detail::binary_names[i] == op) return op_detail::binary_fns[i](x, y, out);
     }
     throw unimplemented_error(op_detail::cat("binary: no elementwise kernel for op '", op, "'"), {},
                               "see ops::binary_op_names() for the supported ones");
