@@ -11,12 +11,18 @@
 #include <unordered_map>
 #include <vector>
 
-#include "graft/graph/detail/pb_wire.hpp"
 #include "graft/graph/meta_graph.hpp"
+#include "graft/tf/tensor_proto.hpp"
+#include "graft/tf/wire.hpp"
 
 namespace graft::tf::codec {
 
-using graft::detail::pb::reader;
+using wire::reader;
+using wire::wire_type;
+// TensorShapeProto / TensorProto: tensor_proto.hpp
+using graft::tf::proto::decode_shape;
+using graft::tf::proto::decode_tensor_header;
+using graft::tf::proto::encode_shape;
 
 // ---- graph.cpp
 attr_value decode_attr(reader r);
@@ -118,12 +124,12 @@ std::vector<trackable_object> decode_trackable_object_graph(reader r);
 
 /// Appends the raw bytes of the field that started at `field_start` (tag included) and ends at
 /// r.pos() after the caller skipped it.
-inline void keep_unknown(std::string& extra, reader& r, const char* field_start, std::uint32_t type) {
+inline void keep_unknown(std::string& extra, reader& r, const char* field_start, wire_type type) {
     r.skip(type);
     extra.append(field_start, static_cast<std::size_t>(r.pos() - field_start));
 }
 /// keep_unknown for a compact_string field (rarely set: one allocation per field kept).
-inline void keep_unknown(compact_string& extra, reader& r, const char* field_start, std::uint32_t type) {
+inline void keep_unknown(compact_string& extra, reader& r, const char* field_start, wire_type type) {
     r.skip(type);
     std::string all(extra.view());
     all.append(field_start, static_cast<std::size_t>(r.pos() - field_start));

@@ -1,29 +1,30 @@
 // GraphDef, NodeDef, AttrValue, OpDef, FunctionDef <-> graft IR on the protobuf wire format.
 #include <algorithm>
+#include <bit>
 
 #include "codec.hpp"
-#include "graft/graph/detail/tensor_proto.hpp"
 
 namespace graft::tf::codec {
 
-using namespace graft::detail::pb;
+using namespace graft::tf::wire;
 
 namespace {
 
 std::string to_string(std::string_view s) { return std::string(s); }
 
 // A field read as a string must be LEN; anything else is corrupt.
-std::string_view get_str(reader& r, std::uint32_t type, std::uint32_t field) {
-    r.expect(type, len, field);
-    return r.get_bytes();
+std::string_view get_str(reader& r, wire_type type, std::uint32_t field) {
+    r.expect(type, wire_type::bytes, field);
+    return r.bytes();
 }
 
 func_attr decode_func(reader r) {
     func_attr f;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         if (k == 1) f.name = to_string(get_str(r, t, k));
-        else if (k == 2 && t == len) decode_attr_entry(r.sub("NameAttrList.attr"), f.attrs);
+        else if (k == 2 && t == wire_type::bytes) decode_attr_entry(r.message("NameAttrList.attr"), f.attrs);
         else r.skip(t);
     }
     f.attrs.sort();
@@ -43,32 +44,33 @@ void set_list_kind(attr_value::list_value& l, reader& r, const char* what) {
 
 attr_value decode_list(reader r) {
     attr_value::list_value l;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         switch (k) {
             case 2: set_list_kind<std::string>(l, r, "strings");
                 std::get<std::vector<std::string>>(l).emplace_back(get_str(r, t, k));
                 break;
             case 3: set_list_kind<std::int64_t>(l, r, "ints");
-                read_repeated(r, t, varint, [&](reader& s) {
-                    std::get<std::vector<std::int64_t>>(l).push_back(static_cast<std::int64_t>(s.get_varint()));
+                r.varints(t, [&](std::uint64_t x) {
+                    std::get<std::vector<std::int64_t>>(l).push_back(static_cast<std::int64_t>(x));
                 });
                 break;
             case 4: set_list_kind<float>(l, r, "floats");
-                read_repeated(r, t, fixed32, [&](reader& s) { std::get<std::vector<float>>(l).push_back(s.get_float()); });
+                r.fixed32s(t, [&](std::uint32_t x) { std::get<std::vector<float>>(l).push_back(std::bit_cast<float>(x)); });
                 break;
             case 5: set_list_kind<bool>(l, r, "bools");
-                read_repeated(r, t, varint, [&](reader& s) { std::get<std::vector<bool>>(l).push_back(s.get_varint() != 0); });
+                r.varints(t, [&](std::uint64_t x) { std::get<std::vector<bool>>(l).push_back(x != 0); });
                 break;
             case 6: set_list_kind<graft::dtype>(l, r, "types");
-                read_repeated(r, t, varint, [&](reader& s) {
+                r.varints(t, [&](std::uint64_t x) {
                     std::get<std::vector<graft::dtype>>(l).push_back(
-                        static_cast<graft::dtype>(static_cast<std::int32_t>(s.get_varint())));
+                        static_cast<graft::dtype>(static_cast<std::int32_t>(x)));
                 });
                 break;
             case 7: set_list_kind<graft::shape>(l, r, "shapes");
-                r.expect(t, len, k);
-                std::get<std::vector<graft::shape>>(l).push_back(decode_shape(r.sub("TensorShapeProto")));
+                r.expect(t, wire_type::bytes, k);
+                std::get<std::vector<graft::shape>>(l).push_back(decode_shape(r.message("TensorShapeProto")));
                 break;
             case 8: {
                 set_list_kind<tensor_value>(l, r, "tensors");
@@ -79,8 +81,8 @@ attr_value decode_list(reader r) {
                 break;
             }
             case 9: set_list_kind<func_attr>(l, r, "funcs");
-                r.expect(t, len, k);
-                std::get<std::vector<func_attr>>(l).push_back(decode_func(r.sub("NameAttrList")));
+                r.expect(t, wire_type::bytes, k);
+                std::get<std::vector<func_attr>>(l).push_back(decode_func(r.message("NameAttrList")));
                 break;
             default: r.skip(t);
         }
@@ -113,7 +115,7 @@ void encode_list(std::string& o, const attr_value::list_value& l) {
                 for (float f : vec) {
                     std::uint32_t u;
                     std::memcpy(&u, &f, 4);
-                    put_fixed32_raw(p, u);
+                    put_fixed32(p, u);
                 }
                 put_bytes(o, 4, p);
             } else {
@@ -128,18 +130,19 @@ void encode_list(std::string& o, const attr_value::list_value& l) {
 }
 
 void decode_arg(reader r, arg_def& a) {
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
             case 1: a.name = to_string(get_str(r, t, k)); break;
             case 2: a.description = to_string(get_str(r, t, k)); break;
-            case 3: r.expect(t, varint, k); a.type = static_cast<graft::dtype>(static_cast<std::int32_t>(r.get_varint())); break;
+            case 3: r.expect(t, wire_type::varint, k); a.type = static_cast<graft::dtype>(static_cast<std::int32_t>(r.varint())); break;
             case 4: a.type_attr = to_string(get_str(r, t, k)); break;
             case 5: a.number_attr = to_string(get_str(r, t, k)); break;
             case 6: a.type_list_attr = to_string(get_str(r, t, k)); break;
-            case 16: r.expect(t, varint, k); a.is_ref = r.get_varint() != 0; break;
+            case 16: r.expect(t, wire_type::varint, k); a.is_ref = r.varint() != 0; break;
             default: keep_unknown(a.extra, r, start, t);
         }
     }
@@ -158,16 +161,17 @@ void encode_arg(std::string& o, const arg_def& a) {
 
 attr_def decode_attr_def(reader r) {
     attr_def a;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         switch (k) {
             case 1: a.name = to_string(get_str(r, t, k)); break;
             case 2: a.type = to_string(get_str(r, t, k)); break;
-            case 3: r.expect(t, len, k); a.default_value = decode_attr(r.sub("AttrDef.default_value")); break;
+            case 3: r.expect(t, wire_type::bytes, k); a.default_value = decode_attr(r.message("AttrDef.default_value")); break;
             case 4: a.description = to_string(get_str(r, t, k)); break;
-            case 5: r.expect(t, varint, k); a.has_minimum = r.get_varint() != 0; break;
-            case 6: r.expect(t, varint, k); a.minimum = static_cast<std::int64_t>(r.get_varint()); break;
-            case 7: r.expect(t, len, k); a.allowed_values = decode_attr(r.sub("AttrDef.allowed_values")); break;
+            case 5: r.expect(t, wire_type::varint, k); a.has_minimum = r.varint() != 0; break;
+            case 6: r.expect(t, wire_type::varint, k); a.minimum = static_cast<std::int64_t>(r.varint()); break;
+            case 7: r.expect(t, wire_type::bytes, k); a.allowed_values = decode_attr(r.message("AttrDef.allowed_values")); break;
             default: r.skip(t);
         }
     }
@@ -195,7 +199,8 @@ void encode_string_map(std::string& o, std::uint32_t field, const std::map<std::
 
 std::pair<std::string, std::string> decode_string_entry(reader r) {
     std::pair<std::string, std::string> kv;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         if (k == 1) kv.first = to_string(get_str(r, t, k));
         else if (k == 2) kv.second = to_string(get_str(r, t, k));
@@ -208,12 +213,13 @@ std::pair<std::string, std::string> decode_string_entry(reader r) {
 std::string peek_node_name(std::string_view len_and_payload) {
     try {
         reader pk(len_and_payload);
-        auto n = pk.get_varint();
+        auto n = pk.varint();
         auto rest = pk.rest();
         reader body(rest.substr(0, std::min<std::size_t>(rest.size(), n)));
-        std::uint32_t k, t;
+        std::uint32_t k;
+        wire_type t;
         while (body.next(k, t)) {
-            if (k == 1 && t == len) return std::string(body.get_bytes());
+            if (k == 1 && t == wire_type::bytes) return std::string(body.bytes());
             body.skip(t);
         }
     } catch (const format_error&) {
@@ -227,16 +233,17 @@ std::string peek_node_name(std::string_view len_and_payload) {
 
 attr_value decode_attr(reader r) {
     attr_value v;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         switch (k) {
-            case 1: r.expect(t, len, k); v = decode_list(r.sub("AttrValue.list")); break;
+            case 1: r.expect(t, wire_type::bytes, k); v = decode_list(r.message("AttrValue.list")); break;
             case 2: v = std::string(get_str(r, t, k)); break;
-            case 3: r.expect(t, varint, k); v = static_cast<std::int64_t>(r.get_varint()); break;
-            case 4: r.expect(t, fixed32, k); v = r.get_float(); break;
-            case 5: r.expect(t, varint, k); v = r.get_varint() != 0; break;
-            case 6: r.expect(t, varint, k); v = static_cast<graft::dtype>(static_cast<std::int32_t>(r.get_varint())); break;
-            case 7: r.expect(t, len, k); v = decode_shape(r.sub("TensorShapeProto")); break;
+            case 3: r.expect(t, wire_type::varint, k); v = static_cast<std::int64_t>(r.varint()); break;
+            case 4: r.expect(t, wire_type::fixed32, k); v = r.float32(); break;
+            case 5: r.expect(t, wire_type::varint, k); v = r.varint() != 0; break;
+            case 6: r.expect(t, wire_type::varint, k); v = static_cast<graft::dtype>(static_cast<std::int32_t>(r.varint())); break;
+            case 7: r.expect(t, wire_type::bytes, k); v = decode_shape(r.message("TensorShapeProto")); break;
             case 8: {
                 auto b = get_str(r, t, k);
                 auto h = decode_tensor_header(r.nested(b, "TensorProto"));
@@ -244,7 +251,7 @@ attr_value decode_attr(reader r) {
                 break;
             }
             case 9: v = attr_value::make_placeholder(std::string(get_str(r, t, k))); break;
-            case 10: r.expect(t, len, k); v = decode_func(r.sub("NameAttrList")); break;
+            case 10: r.expect(t, wire_type::bytes, k); v = decode_func(r.message("NameAttrList")); break;
             default: r.skip(t);
         }
     }
@@ -256,17 +263,17 @@ void encode_attr(std::string& o, const attr_value& v) {
     switch (v.which()) {
         case K::none: break;
         case K::s: put_bytes(o, 2, v.s()); break;
-        case K::i: put_tag(o, 3, varint); put_varint(o, static_cast<std::uint64_t>(v.i())); break;
+        case K::i: put_tag(o, 3, wire_type::varint); put_varint(o, static_cast<std::uint64_t>(v.i())); break;
         case K::f: {
             float f = v.f();
             std::uint32_t u;
             std::memcpy(&u, &f, 4);
-            put_tag(o, 4, fixed32);
-            put_fixed32_raw(o, u);
+            put_tag(o, 4, wire_type::fixed32);
+            put_fixed32(o, u);
             break;
         }
-        case K::b: put_tag(o, 5, varint); put_varint(o, v.b() ? 1 : 0); break;
-        case K::type: put_tag(o, 6, varint); put_varint(o, static_cast<std::uint64_t>(static_cast<std::int64_t>(v.type()))); break;
+        case K::b: put_tag(o, 5, wire_type::varint); put_varint(o, v.b() ? 1 : 0); break;
+        case K::type: put_tag(o, 6, wire_type::varint); put_varint(o, static_cast<std::uint64_t>(static_cast<std::int64_t>(v.type()))); break;
         case K::shape: put_message(o, 7, [&](std::string& b) { encode_shape(b, v.shape()); }); break;
         case K::tensor: put_bytes(o, 8, v.tensor().proto_bytes()); break;
         case K::func: put_message(o, 10, [&](std::string& b) { encode_func(b, v.func()); }); break;
@@ -278,10 +285,11 @@ void encode_attr(std::string& o, const attr_value& v) {
 void decode_attr_entry(reader r, attr_map& into) {
     std::string key;
     attr_value value;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         if (k == 1) key = to_string(get_str(r, t, k));
-        else if (k == 2 && t == len) value = decode_attr(r.sub("AttrValue"));
+        else if (k == 2 && t == wire_type::bytes) value = decode_attr(r.message("AttrValue"));
         else r.skip(t);
     }
     into.append(std::move(key), std::move(value));
@@ -313,12 +321,13 @@ struct attr_entry {
 };
 attr_entry read_attr_entry(reader entry) {
     attr_entry e;
-    std::uint32_t a, b;
+    std::uint32_t a;
+    wire_type b;
     while (entry.next(a, b)) {
         if (a == 1) {
             e.key = get_str(entry, b, a);
-        } else if (a == 2 && b == len) {
-            e.value = entry.get_bytes();
+        } else if (a == 2 && b == wire_type::bytes) {
+            e.value = entry.bytes();
             e.has_value = true;
         } else {
             entry.skip(b);
@@ -331,14 +340,14 @@ attr_entry read_attr_entry(reader entry) {
 // many entries it holds.
 std::size_t skip_run(reader& r, std::uint32_t field, bool (*counts)(std::string_view) = nullptr) {
     std::size_t count = 0;
-    const std::uint64_t tag = (field << 3) | len;
+    const std::uint64_t tag = (field << 3) | static_cast<std::uint32_t>(wire_type::bytes);
     for (bool first = true; !r.done(); first = false) {
         reader save = r;
-        if (!first && r.get_varint() != tag) {
+        if (!first && r.varint() != tag) {
             r = save;
             break;
         }
-        auto b = r.get_bytes();
+        auto b = r.bytes();
         if (!counts || counts(b)) ++count;
     }
     return count;
@@ -349,7 +358,8 @@ bool is_data_input(std::string_view s) { return s.empty() || s.front() != '^'; }
 }  // namespace
 
 void decode_node_into(reader r, attr_cache* cache, node& n) {
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     // attrs come as one run of map entries: a node whose run is byte-identical to an earlier node's
     // shares that node's attr set; otherwise equal values share their decoded payload
     std::string_view attr_bytes;  // the (first) run's bytes
@@ -364,12 +374,12 @@ void decode_node_into(reader r, attr_cache* cache, node& n) {
             case 1: n.name.assign(get_str(r, t, k)); break;
             case 2: n.op.assign(get_str(r, t, k)); break;
             case 3: {
-                r.expect(t, len, k);
+                r.expect(t, wire_type::bytes, k);
                 if (n.inputs.empty() && n.control_inputs.empty()) {
                     reader pre = r;
                     n.inputs.reserve(skip_run(pre, 3, is_data_input));
                 }
-                auto s = r.get_bytes();
+                auto s = r.bytes();
                 if (!s.empty() && s.front() == '^') {
                     n.control_inputs.emplace_back(s.substr(1));
                 } else {
@@ -380,7 +390,7 @@ void decode_node_into(reader r, attr_cache* cache, node& n) {
             }
             case 4: n.device.assign(get_str(r, t, k)); break;
             case 5: {
-                r.expect(t, len, k);
+                r.expect(t, wire_type::bytes, k);
                 if (attr_runs == 0) {
                     ++attr_runs;
                     reader pre = r;
@@ -399,7 +409,7 @@ void decode_node_into(reader r, attr_cache* cache, node& n) {
                     sorted = false;
                     shareable = false;
                 }
-                auto entry = read_attr_entry(r.sub("NodeDef.attr"));
+                auto entry = read_attr_entry(r.message("NodeDef.attr"));
                 attr_value v;
                 if (entry.has_value) {
                     // big tensors are unique: not worth hashing
@@ -434,7 +444,7 @@ void encode_node(std::string& o, const node& n) {
     put_string(o, 2, n.op);
     for (auto& e : n.inputs) put_bytes(o, 3, e.input_str());
     for (auto& c : n.control_inputs) {
-        put_tag(o, 3, len);
+        put_tag(o, 3, wire_type::bytes);
         put_varint(o, c.size() + 1);
         o += '^';
         o += c;
@@ -448,23 +458,24 @@ void encode_node(std::string& o, const node& n) {
 
 op_def decode_op_def(reader r) {
     op_def d;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
             case 1: d.name = to_string(get_str(r, t, k)); break;
-            case 2: r.expect(t, len, k); decode_arg(r.sub("OpDef.ArgDef"), d.inputs.emplace_back()); break;
-            case 3: r.expect(t, len, k); decode_arg(r.sub("OpDef.ArgDef"), d.outputs.emplace_back()); break;
-            case 4: r.expect(t, len, k); d.attrs.push_back(decode_attr_def(r.sub("OpDef.AttrDef"))); break;
+            case 2: r.expect(t, wire_type::bytes, k); decode_arg(r.message("OpDef.ArgDef"), d.inputs.emplace_back()); break;
+            case 3: r.expect(t, wire_type::bytes, k); decode_arg(r.message("OpDef.ArgDef"), d.outputs.emplace_back()); break;
+            case 4: r.expect(t, wire_type::bytes, k); d.attrs.push_back(decode_attr_def(r.message("OpDef.AttrDef"))); break;
             case 5: d.summary = to_string(get_str(r, t, k)); break;
             case 6: d.description = to_string(get_str(r, t, k)); break;
-            case 16: r.expect(t, varint, k); d.is_aggregate = r.get_varint() != 0; break;
-            case 17: r.expect(t, varint, k); d.is_stateful = r.get_varint() != 0; break;
-            case 18: r.expect(t, varint, k); d.is_commutative = r.get_varint() != 0; break;
-            case 19: r.expect(t, varint, k); d.allows_uninitialized_input = r.get_varint() != 0; break;
+            case 16: r.expect(t, wire_type::varint, k); d.is_aggregate = r.varint() != 0; break;
+            case 17: r.expect(t, wire_type::varint, k); d.is_stateful = r.varint() != 0; break;
+            case 18: r.expect(t, wire_type::varint, k); d.is_commutative = r.varint() != 0; break;
+            case 19: r.expect(t, wire_type::varint, k); d.allows_uninitialized_input = r.varint() != 0; break;
             case 20: d.control_outputs.emplace_back(get_str(r, t, k)); break;
-            case 21: r.expect(t, varint, k); d.is_distributed_communication = r.get_varint() != 0; break;
+            case 21: r.expect(t, wire_type::varint, k); d.is_distributed_communication = r.varint() != 0; break;
             default: keep_unknown(d.extra, r, start, t);
         }
     }
@@ -475,7 +486,7 @@ op_def decode_op_def(reader r) {
     return d;
 }
 
-op_def decode_op_def_bytes(std::string_view bytes) { return decode_op_def(reader(bytes, nullptr, nullptr, "OpDef")); }
+op_def decode_op_def_bytes(std::string_view bytes) { return decode_op_def(reader(bytes, {}, 0, "OpDef")); }
 
 void encode_op_def(std::string& o, const op_def& d) {
     put_string(o, 1, d.name);
@@ -497,30 +508,33 @@ void encode_op_def(std::string& o, const op_def& d) {
 
 function_def decode_function(reader r) {
     function_def f;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
-            case 1: r.expect(t, len, k); f.signature = decode_op_def(r.sub("FunctionDef.signature")); break;
-            case 3: r.expect(t, len, k); f.nodes.push_back(decode_node(r.sub("FunctionDef.node_def"))); break;
-            case 4: r.expect(t, len, k); f.ret.insert(decode_string_entry(r.sub("FunctionDef.ret"))); break;
-            case 5: r.expect(t, len, k); decode_attr_entry(r.sub("FunctionDef.attr"), f.attrs); break;
-            case 6: r.expect(t, len, k); f.control_ret.insert(decode_string_entry(r.sub("FunctionDef.control_ret"))); break;
+            case 1: r.expect(t, wire_type::bytes, k); f.signature = decode_op_def(r.message("FunctionDef.signature")); break;
+            case 3: r.expect(t, wire_type::bytes, k); f.nodes.push_back(decode_node(r.message("FunctionDef.node_def"))); break;
+            case 4: r.expect(t, wire_type::bytes, k); f.ret.insert(decode_string_entry(r.message("FunctionDef.ret"))); break;
+            case 5: r.expect(t, wire_type::bytes, k); decode_attr_entry(r.message("FunctionDef.attr"), f.attrs); break;
+            case 6: r.expect(t, wire_type::bytes, k); f.control_ret.insert(decode_string_entry(r.message("FunctionDef.control_ret"))); break;
             case 7: {
-                r.expect(t, len, k);
-                auto e = r.sub("FunctionDef.arg_attr");
+                r.expect(t, wire_type::bytes, k);
+                auto e = r.message("FunctionDef.arg_attr");
                 std::uint32_t idx = 0;
                 attr_map m;
-                std::uint32_t g, u;
+                std::uint32_t g;
+                wire_type u;
                 while (e.next(g, u)) {
-                    if (g == 1 && u == varint) {
-                        idx = static_cast<std::uint32_t>(e.get_varint());
-                    } else if (g == 2 && u == len) {
-                        auto a = e.sub("FunctionDef.ArgAttrs");
-                        std::uint32_t h, w;
+                    if (g == 1 && u == wire_type::varint) {
+                        idx = static_cast<std::uint32_t>(e.varint());
+                    } else if (g == 2 && u == wire_type::bytes) {
+                        auto a = e.message("FunctionDef.ArgAttrs");
+                        std::uint32_t h;
+                        wire_type w;
                         while (a.next(h, w)) {
-                            if (h == 1 && w == len) decode_attr_entry(a.sub("ArgAttrs.attr"), m);
+                            if (h == 1 && w == wire_type::bytes) decode_attr_entry(a.message("ArgAttrs.attr"), m);
                             else a.skip(w);
                         }
                     } else {
@@ -532,12 +546,13 @@ function_def decode_function(reader r) {
                 break;
             }
             case 8: {
-                r.expect(t, len, k);
-                auto e = r.sub("FunctionDef.resource_arg_unique_id");
-                std::uint32_t a = 0, b = 0, g, u;
+                r.expect(t, wire_type::bytes, k);
+                auto e = r.message("FunctionDef.resource_arg_unique_id");
+                std::uint32_t a = 0, b = 0, g;
+                wire_type u;
                 while (e.next(g, u)) {
-                    if (g == 1 && u == varint) a = static_cast<std::uint32_t>(e.get_varint());
-                    else if (g == 2 && u == varint) b = static_cast<std::uint32_t>(e.get_varint());
+                    if (g == 1 && u == wire_type::varint) a = static_cast<std::uint32_t>(e.varint());
+                    else if (g == 2 && u == wire_type::varint) b = static_cast<std::uint32_t>(e.varint());
                     else e.skip(u);
                 }
                 f.resource_arg_unique_ids[a] = b;
@@ -572,14 +587,15 @@ void encode_function(std::string& o, const function_def& f) {
 }
 
 void decode_library(reader r, function_library& lib) {
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
-        if (k == 1 && t == len) {
-            lib.functions.push_back(decode_function(r.sub("FunctionDef")));
-        } else if ((k == 2 || k == 3) && t == len) {
-            auto [a, b] = decode_string_entry(r.sub(k == 2 ? "GradientDef" : "RegisteredGradient"));
+        if (k == 1 && t == wire_type::bytes) {
+            lib.functions.push_back(decode_function(r.message("FunctionDef")));
+        } else if ((k == 2 || k == 3) && t == wire_type::bytes) {
+            auto [a, b] = decode_string_entry(r.message(k == 2 ? "GradientDef" : "RegisteredGradient"));
             if (k == 2) lib.gradients.push_back({a, b});
             else lib.registered_gradients.push_back({a, b});
         } else {
@@ -614,7 +630,8 @@ void decode_graph(reader r, graph& g) {
     {
         reader pre = r;
         std::size_t nodes = 0;
-        std::uint32_t k, t;
+        std::uint32_t k;
+        wire_type t;
         try {
             while (pre.next(k, t)) {
                 nodes += k == 1;
@@ -627,7 +644,8 @@ void decode_graph(reader r, graph& g) {
         cache.values.reserve(256);
         cache.maps.reserve(256);
     }
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     std::size_t count = 0;
     const node* prev = nullptr;
     while (true) {
@@ -635,11 +653,11 @@ void decode_graph(reader r, graph& g) {
         if (!r.next(k, t)) break;
         switch (k) {
             case 1: {
-                r.expect(t, len, k);
+                r.expect(t, wire_type::bytes, k);
                 const char* payload = r.pos();
                 const node* added = nullptr;
                 try {
-                    added = &g.add_node_with([&](node& n) { decode_node_into(r.sub("NodeDef"), &cache, n); });
+                    added = &g.add_node_with([&](node& n) { decode_node_into(r.message("NodeDef"), &cache, n); });
                 } catch (const format_error& e) {
                     // name the node: its name is usually the first field, readable even when cut off
                     std::string name = peek_node_name(std::string_view(payload, static_cast<std::size_t>(
@@ -651,8 +669,8 @@ void decode_graph(reader r, graph& g) {
                                        l, e.hint());
                 } catch (const graph_error& e) {
                     location l = e.where();
-                    if (r.file()) l.file = *r.file();
-                    l.offset = static_cast<std::uint64_t>(start - r.base());
+                    if (!r.file().empty()) l.file = std::string(r.file());
+                    l.offset = r.offset_of(start);
                     throw graph_error(e.message(), l, e.hint());
                 }
                 ++count;
@@ -660,21 +678,22 @@ void decode_graph(reader r, graph& g) {
                 break;
             }
             case 2:
-                r.expect(t, len, k);
+                r.expect(t, wire_type::bytes, k);
                 g.has_library = true;
-                decode_library(r.sub("FunctionDefLibrary"), g.library);
+                decode_library(r.message("FunctionDefLibrary"), g.library);
                 break;
-            case 3: r.expect(t, varint, k); g.legacy_version = static_cast<std::int32_t>(r.get_varint()); break;
+            case 3: r.expect(t, wire_type::varint, k); g.legacy_version = static_cast<std::int32_t>(r.varint()); break;
             case 4: {
-                r.expect(t, len, k);
+                r.expect(t, wire_type::bytes, k);
                 g.has_versions = true;
-                auto v = r.sub("VersionDef");
-                std::uint32_t a, b;
+                auto v = r.message("VersionDef");
+                std::uint32_t a;
+                wire_type b;
                 while (v.next(a, b)) {
-                    if (a == 1 && b == varint) g.versions.producer = static_cast<std::int32_t>(v.get_varint());
-                    else if (a == 2 && b == varint) g.versions.min_consumer = static_cast<std::int32_t>(v.get_varint());
-                    else if (a == 3) read_repeated(v, b, varint, [&](reader& s) {
-                        g.versions.bad_consumers.push_back(static_cast<std::int32_t>(s.get_varint()));
+                    if (a == 1 && b == wire_type::varint) g.versions.producer = static_cast<std::int32_t>(v.varint());
+                    else if (a == 2 && b == wire_type::varint) g.versions.min_consumer = static_cast<std::int32_t>(v.varint());
+                    else if (a == 3) v.varints(b, [&](std::uint64_t x) {
+                        g.versions.bad_consumers.push_back(static_cast<std::int32_t>(x));
                     });
                     else v.skip(b);
                 }

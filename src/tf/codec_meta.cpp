@@ -1,22 +1,24 @@
 // MetaGraphDef, SavedModel, VariableDef, SavedObjectGraph, TrackableObjectGraph <-> graft IR on the
 // protobuf wire format.
+#include <bit>
+
 #include "codec.hpp"
-#include "graft/graph/detail/tensor_proto.hpp"
 
 namespace graft::tf::codec {
 
-using namespace graft::detail::pb;
+using namespace graft::tf::wire;
 
 namespace {
 
-std::string_view get_str(reader& r, std::uint32_t type, std::uint32_t field) {
-    r.expect(type, len, field);
-    return r.get_bytes();
+std::string_view get_str(reader& r, wire_type type, std::uint32_t field) {
+    r.expect(type, wire_type::bytes, field);
+    return r.bytes();
 }
 
 any_value decode_any(reader r) {
     any_value a;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         if (k == 1) a.type_url = std::string(get_str(r, t, k));
         else if (k == 2) a.value = std::string(get_str(r, t, k));
@@ -31,18 +33,20 @@ void encode_any(std::string& o, const any_value& a) {
 
 tensor_info decode_tensor_info(reader r) {
     tensor_info ti;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
             case 1: ti.name = std::string(get_str(r, t, k)); break;
-            case 2: r.expect(t, varint, k); ti.dtype = static_cast<graft::dtype>(static_cast<std::int32_t>(r.get_varint())); break;
-            case 3: r.expect(t, len, k); ti.shape = decode_shape(r.sub("TensorShapeProto")); break;
+            case 2: r.expect(t, wire_type::varint, k); ti.dtype = static_cast<graft::dtype>(static_cast<std::int32_t>(r.varint())); break;
+            case 3: r.expect(t, wire_type::bytes, k); ti.shape = decode_shape(r.message("TensorShapeProto")); break;
             case 4: {
-                r.expect(t, len, k);
-                auto c = r.sub("TensorInfo.CooSparse");
-                std::uint32_t a, b;
+                r.expect(t, wire_type::bytes, k);
+                auto c = r.message("TensorInfo.CooSparse");
+                std::uint32_t a;
+                wire_type b;
                 while (c.next(a, b)) {
                     if (a == 1) ti.coo_values = std::string(get_str(c, b, a));
                     else if (a == 2) ti.coo_indices = std::string(get_str(c, b, a));
@@ -75,24 +79,26 @@ void encode_tensor_info(std::string& o, const tensor_info& ti) {
 
 signature_def decode_signature(reader r) {
     signature_def s;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
-        if ((k == 1 || k == 2 || k == 4) && t == len) {
-            auto e = r.sub("SignatureDef map entry");
+        if ((k == 1 || k == 2 || k == 4) && t == wire_type::bytes) {
+            auto e = r.message("SignatureDef map entry");
             std::string key;
-            std::uint32_t a, b;
+            std::uint32_t a;
+            wire_type b;
             while (e.next(a, b)) {
                 if (a == 1) {
                     key = std::string(get_str(e, b, a));
-                } else if (a == 2 && b == len) {
+                } else if (a == 2 && b == wire_type::bytes) {
                     if (k == 4) {
-                        auto bytes = e.get_bytes();
-                        auto h = decode_tensor_header(reader(bytes, e.base(), e.file(), "TensorProto"));
+                        auto bytes = e.bytes();
+                        auto h = decode_tensor_header(e.nested(bytes, "TensorProto"));
                         s.defaults[key] = tensor_value::from_proto(std::string(bytes), h.type, std::move(h.shape));
                     } else {
-                        (k == 1 ? s.inputs : s.outputs)[key] = decode_tensor_info(e.sub("TensorInfo"));
+                        (k == 1 ? s.inputs : s.outputs)[key] = decode_tensor_info(e.message("TensorInfo"));
                     }
                 } else {
                     e.skip(b);
@@ -129,21 +135,23 @@ void encode_signature(std::string& o, const signature_def& s) {
 
 collection_def decode_collection(reader r) {
     collection_def c;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
-        if (k >= 1 && k <= 5 && t == len) {
+        if (k >= 1 && k <= 5 && t == wire_type::bytes) {
             c.which = static_cast<collection_def::kind>(k);
-            auto l = r.sub("CollectionDef list");
-            std::uint32_t a, b;
+            auto l = r.message("CollectionDef list");
+            std::uint32_t a;
+            wire_type b;
             while (l.next(a, b)) {
                 if (a != 1) { l.skip(b); continue; }
                 switch (k) {
                     case 1: case 2: c.values.emplace_back(get_str(l, b, a)); break;
-                    case 3: read_repeated(l, b, varint, [&](reader& s) { c.int64s.push_back(static_cast<std::int64_t>(s.get_varint())); }); break;
-                    case 4: read_repeated(l, b, fixed32, [&](reader& s) { c.floats.push_back(s.get_float()); }); break;
-                    case 5: l.expect(b, len, a); c.anys.push_back(decode_any(l.sub("Any"))); break;
+                    case 3: l.varints(b, [&](std::uint64_t x) { c.int64s.push_back(static_cast<std::int64_t>(x)); }); break;
+                    case 4: l.fixed32s(b, [&](std::uint32_t x) { c.floats.push_back(std::bit_cast<float>(x)); }); break;
+                    case 5: l.expect(b, wire_type::bytes, a); c.anys.push_back(decode_any(l.message("Any"))); break;
                 }
             }
         } else {
@@ -172,7 +180,7 @@ void encode_collection(std::string& o, const collection_def& c) {
                         for (float f : c.floats) {
                             std::uint32_t u;
                             std::memcpy(&u, &f, 4);
-                            put_fixed32_raw(p, u);
+                            put_fixed32(p, u);
                         }
                         put_bytes(l, 1, p);
                     }
@@ -187,7 +195,8 @@ void encode_collection(std::string& o, const collection_def& c) {
 
 saver_def decode_saver(reader r) {
     saver_def s;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
@@ -195,10 +204,10 @@ saver_def decode_saver(reader r) {
             case 1: s.filename_tensor_name = std::string(get_str(r, t, k)); break;
             case 2: s.save_tensor_name = std::string(get_str(r, t, k)); break;
             case 3: s.restore_op_name = std::string(get_str(r, t, k)); break;
-            case 4: r.expect(t, varint, k); s.max_to_keep = static_cast<std::int32_t>(r.get_varint()); break;
-            case 5: r.expect(t, varint, k); s.sharded = r.get_varint() != 0; break;
-            case 6: r.expect(t, fixed32, k); s.keep_checkpoint_every_n_hours = r.get_float(); break;
-            case 7: r.expect(t, varint, k); s.version = static_cast<int>(r.get_varint()); break;
+            case 4: r.expect(t, wire_type::varint, k); s.max_to_keep = static_cast<std::int32_t>(r.varint()); break;
+            case 5: r.expect(t, wire_type::varint, k); s.sharded = r.varint() != 0; break;
+            case 6: r.expect(t, wire_type::fixed32, k); s.keep_checkpoint_every_n_hours = r.float32(); break;
+            case 7: r.expect(t, wire_type::varint, k); s.version = static_cast<int>(r.varint()); break;
             default: keep_unknown(s.extra_fields, r, start, t);
         }
     }
@@ -220,23 +229,25 @@ void encode_saver(std::string& o, const saver_def& s) {
 /// access); the ones whose signature differs from graft's own table stay decoded and their
 /// indices go to `own_ops`: only those need a place in the graph's registry.
 void decode_meta_info(reader r, meta_info& mi, std::vector<std::size_t>& own_ops) {
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
             case 1: mi.meta_graph_version = std::string(get_str(r, t, k)); break;
             case 2: {
-                r.expect(t, len, k);
+                r.expect(t, wire_type::bytes, k);
                 mi.has_stripped_op_list = true;
-                auto l = r.sub("OpList");
-                std::uint32_t a, b;
+                auto l = r.message("OpList");
+                std::uint32_t a;
+                wire_type b;
                 while (l.next(a, b)) {
-                    if (a != 1 || b != len) {
+                    if (a != 1 || b != wire_type::bytes) {
                         l.skip(b);
                         continue;
                     }
-                    auto sub = l.sub("OpDef");
+                    auto sub = l.message("OpDef");
                     std::string bytes(sub.rest());
                     auto d = std::make_shared<op_def>(decode_op_def(sub));
                     const op_def* known = op_registry::global().find(d->name);
@@ -248,16 +259,17 @@ void decode_meta_info(reader r, meta_info& mi, std::vector<std::size_t>& own_ops
                 }
                 break;
             }
-            case 3: r.expect(t, len, k); mi.any_info = decode_any(r.sub("Any")); break;
+            case 3: r.expect(t, wire_type::bytes, k); mi.any_info = decode_any(r.message("Any")); break;
             case 4: mi.tags.emplace_back(get_str(r, t, k)); break;
             case 5: mi.tensorflow_version = std::string(get_str(r, t, k)); break;
             case 6: mi.tensorflow_git_version = std::string(get_str(r, t, k)); break;
-            case 7: r.expect(t, varint, k); mi.stripped_default_attrs = r.get_varint() != 0; break;
+            case 7: r.expect(t, wire_type::varint, k); mi.stripped_default_attrs = r.varint() != 0; break;
             case 8: {
-                r.expect(t, len, k);
-                auto e = r.sub("MetaInfoDef.function_aliases");
+                r.expect(t, wire_type::bytes, k);
+                auto e = r.message("MetaInfoDef.function_aliases");
                 std::string a, b;
-                std::uint32_t f, u;
+                std::uint32_t f;
+                wire_type u;
                 while (e.next(f, u)) {
                     if (f == 1) a = std::string(get_str(e, u, f));
                     else if (f == 2) b = std::string(get_str(e, u, f));
@@ -302,20 +314,22 @@ void encode_meta_info(std::string& o, const meta_info& mi) {
 
 variable_def decode_variable_def(reader r) {
     variable_def v;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
         switch (k) {
             case 1: v.variable_name = std::string(get_str(r, t, k)); break;
             case 2: v.initializer_name = std::string(get_str(r, t, k)); break;
             case 3: v.snapshot_name = std::string(get_str(r, t, k)); break;
             case 4: {
-                r.expect(t, len, k);
+                r.expect(t, wire_type::bytes, k);
                 save_slice_info s;
-                auto e = r.sub("SaveSliceInfoDef");
-                std::uint32_t a, b;
+                auto e = r.message("SaveSliceInfoDef");
+                std::uint32_t a;
+                wire_type b;
                 while (e.next(a, b)) {
                     auto ints = [&](std::vector<std::int64_t>& into) {
-                        read_repeated(e, b, varint, [&](reader& x) { into.push_back(static_cast<std::int64_t>(x.get_varint())); });
+                        e.varints(b, [&](std::uint64_t x) { into.push_back(static_cast<std::int64_t>(x)); });
                     };
                     if (a == 1) s.full_name = std::string(get_str(e, b, a));
                     else if (a == 2) ints(s.full_shape);
@@ -326,11 +340,11 @@ variable_def decode_variable_def(reader r) {
                 v.save_slice_info_def = std::move(s);
                 break;
             }
-            case 5: r.expect(t, varint, k); v.is_resource = r.get_varint() != 0; break;
+            case 5: r.expect(t, wire_type::varint, k); v.is_resource = r.varint() != 0; break;
             case 6: v.initial_value_name = std::string(get_str(r, t, k)); break;
-            case 7: r.expect(t, varint, k); v.trainable = r.get_varint() != 0; v.has_trainable = true; break;
-            case 8: r.expect(t, varint, k); v.synchronization = static_cast<int>(r.get_varint()); break;
-            case 9: r.expect(t, varint, k); v.aggregation = static_cast<int>(r.get_varint()); break;
+            case 7: r.expect(t, wire_type::varint, k); v.trainable = r.varint() != 0; v.has_trainable = true; break;
+            case 8: r.expect(t, wire_type::varint, k); v.synchronization = static_cast<int>(r.varint()); break;
+            case 9: r.expect(t, wire_type::varint, k); v.aggregation = static_cast<int>(r.varint()); break;
             default: r.skip(t);
         }
     }
@@ -372,35 +386,39 @@ std::string encode_variable_def(const variable_def& v) {
 
 saved_object_graph decode_object_graph(reader r) {
     saved_object_graph g;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
-        if (k == 1 && t == len) {
-            auto o = r.sub("SavedObject");
+        if (k == 1 && t == wire_type::bytes) {
+            auto o = r.message("SavedObject");
             saved_object so;
-            std::uint32_t a, b;
+            std::uint32_t a;
+            wire_type b;
             while (o.next(a, b)) {
-                if (a == 1 && b == len) {
-                    auto c = o.sub("ObjectReference");
+                if (a == 1 && b == wire_type::bytes) {
+                    auto c = o.message("ObjectReference");
                     std::pair<int, std::string> ref;
-                    std::uint32_t f, u;
+                    std::uint32_t f;
+                    wire_type u;
                     while (c.next(f, u)) {
-                        if (f == 1 && u == varint) ref.first = static_cast<int>(c.get_varint());
+                        if (f == 1 && u == wire_type::varint) ref.first = static_cast<int>(c.varint());
                         else if (f == 2) ref.second = std::string(get_str(c, u, f));
                         else c.skip(u);
                     }
                     so.children.push_back(std::move(ref));
-                } else if (a >= 4 && a <= 12 && a != 11 && b == len) {
+                } else if (a >= 4 && a <= 12 && a != 11 && b == wire_type::bytes) {
                     so.which = a == 12 ? saved_object::kind::captured_tensor : static_cast<saved_object::kind>(a - 3);
-                    auto m = o.sub("SavedObject kind");
-                    std::uint32_t f, u;
+                    auto m = o.message("SavedObject kind");
+                    std::uint32_t f;
+                    wire_type u;
                     while (m.next(f, u)) {
                         if (a == 4 && f == 1) so.identifier = std::string(get_str(m, u, f));
                         else if (a == 6 && f == 1) so.concrete_functions.emplace_back(get_str(m, u, f));
                         else if (a == 8 && f == 1) so.concrete_functions.emplace_back(get_str(m, u, f));
                         else if (a == 9 && f == 1) so.name = std::string(get_str(m, u, f));
-                        else if (a == 7 && f == 1 && u == varint) so.dtype = static_cast<graft::dtype>(static_cast<std::int32_t>(m.get_varint()));
-                        else if (a == 7 && f == 2 && u == len) so.shape = decode_shape(m.sub("TensorShapeProto"));
-                        else if (a == 7 && f == 3 && u == varint) so.trainable = m.get_varint() != 0;
+                        else if (a == 7 && f == 1 && u == wire_type::varint) so.dtype = static_cast<graft::dtype>(static_cast<std::int32_t>(m.varint()));
+                        else if (a == 7 && f == 2 && u == wire_type::bytes) so.shape = decode_shape(m.message("TensorShapeProto"));
+                        else if (a == 7 && f == 3 && u == wire_type::varint) so.trainable = m.varint() != 0;
                         else if (a == 7 && f == 6) so.name = std::string(get_str(m, u, f));
                         else if (a == 7 && f == 7) so.device = std::string(get_str(m, u, f));
                         else m.skip(u);
@@ -410,19 +428,21 @@ saved_object_graph decode_object_graph(reader r) {
                 }
             }
             g.nodes.push_back(std::move(so));
-        } else if (k == 2 && t == len) {
-            auto e = r.sub("concrete_functions entry");
+        } else if (k == 2 && t == wire_type::bytes) {
+            auto e = r.message("concrete_functions entry");
             std::string key;
             std::vector<int> bound;
-            std::uint32_t a, b;
+            std::uint32_t a;
+            wire_type b;
             while (e.next(a, b)) {
                 if (a == 1) {
                     key = std::string(get_str(e, b, a));
-                } else if (a == 2 && b == len) {
-                    auto c = e.sub("SavedConcreteFunction");
-                    std::uint32_t f, u;
+                } else if (a == 2 && b == wire_type::bytes) {
+                    auto c = e.message("SavedConcreteFunction");
+                    std::uint32_t f;
+                    wire_type u;
                     while (c.next(f, u)) {
-                        if (f == 2) read_repeated(c, u, varint, [&](reader& x) { bound.push_back(static_cast<int>(x.get_varint())); });
+                        if (f == 2) c.varints(u, [&](std::uint64_t x) { bound.push_back(static_cast<int>(x)); });
                         else c.skip(u);
                     }
                 } else {
@@ -439,20 +459,23 @@ saved_object_graph decode_object_graph(reader r) {
 
 std::vector<trackable_object> decode_trackable_object_graph(reader r) {
     std::vector<trackable_object> nodes;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
-        if (k != 1 || t != len) { r.skip(t); continue; }
-        auto o = r.sub("TrackableObject");
+        if (k != 1 || t != wire_type::bytes) { r.skip(t); continue; }
+        auto o = r.message("TrackableObject");
         trackable_object to;
-        std::uint32_t a, b;
+        std::uint32_t a;
+        wire_type b;
         while (o.next(a, b)) {
-            if ((a == 1 || a == 2) && b == len) {
-                auto c = o.sub(a == 1 ? "ObjectReference" : "SerializedTensor");
+            if ((a == 1 || a == 2) && b == wire_type::bytes) {
+                auto c = o.message(a == 1 ? "ObjectReference" : "SerializedTensor");
                 int id = 0;
                 std::string s1, s3;
-                std::uint32_t f, u;
+                std::uint32_t f;
+                wire_type u;
                 while (c.next(f, u)) {
-                    if (a == 1 && f == 1 && u == varint) id = static_cast<int>(c.get_varint());
+                    if (a == 1 && f == 1 && u == wire_type::varint) id = static_cast<int>(c.varint());
                     else if (f == (a == 1 ? 2u : 1u)) s1 = std::string(get_str(c, u, f));
                     else if (a == 2 && f == 3) s3 = std::string(get_str(c, u, f));
                     else c.skip(u);
@@ -472,25 +495,27 @@ std::vector<trackable_object> decode_trackable_object_graph(reader r) {
 
 void decode_meta_graph(reader r, meta_graph& mg) {
     std::vector<std::size_t> own_ops;
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (true) {
         const char* start = r.pos();
         if (!r.next(k, t)) break;
         switch (k) {
-            case 1: r.expect(t, len, k); decode_meta_info(r.sub("MetaInfoDef"), mg.info, own_ops); break;
-            case 2: r.expect(t, len, k); decode_graph(r.sub("GraphDef"), mg.graph); break;
-            case 3: r.expect(t, len, k); mg.saver = decode_saver(r.sub("SaverDef")); break;
+            case 1: r.expect(t, wire_type::bytes, k); decode_meta_info(r.message("MetaInfoDef"), mg.info, own_ops); break;
+            case 2: r.expect(t, wire_type::bytes, k); decode_graph(r.message("GraphDef"), mg.graph); break;
+            case 3: r.expect(t, wire_type::bytes, k); mg.saver = decode_saver(r.message("SaverDef")); break;
             case 4: case 5: {
-                r.expect(t, len, k);
-                auto e = r.sub(k == 4 ? "collection_def entry" : "signature_def entry");
+                r.expect(t, wire_type::bytes, k);
+                auto e = r.message(k == 4 ? "collection_def entry" : "signature_def entry");
                 std::string key;
-                std::uint32_t a, b;
+                std::uint32_t a;
+                wire_type b;
                 while (e.next(a, b)) {
                     if (a == 1) {
                         key = std::string(get_str(e, b, a));
-                    } else if (a == 2 && b == len) {
-                        if (k == 4) mg.collections[key] = decode_collection(e.sub("CollectionDef"));
-                        else mg.signatures[key] = decode_signature(e.sub("SignatureDef"));
+                    } else if (a == 2 && b == wire_type::bytes) {
+                        if (k == 4) mg.collections[key] = decode_collection(e.message("CollectionDef"));
+                        else mg.signatures[key] = decode_signature(e.message("SignatureDef"));
                     } else {
                         e.skip(b);
                     }
@@ -498,12 +523,13 @@ void decode_meta_graph(reader r, meta_graph& mg) {
                 break;
             }
             case 6: {
-                r.expect(t, len, k);
-                auto a = r.sub("AssetFileDef");
+                r.expect(t, wire_type::bytes, k);
+                auto a = r.message("AssetFileDef");
                 asset_file af;
-                std::uint32_t f, u;
+                std::uint32_t f;
+                wire_type u;
                 while (a.next(f, u)) {
-                    if (f == 1 && u == len) af.tensor = decode_tensor_info(a.sub("TensorInfo"));
+                    if (f == 1 && u == wire_type::bytes) af.tensor = decode_tensor_info(a.message("TensorInfo"));
                     else if (f == 2) af.filename = std::string(get_str(a, u, f));
                     else a.skip(u);
                 }
@@ -532,7 +558,7 @@ void decode_meta_graph(reader r, meta_graph& mg) {
                         name == "model_variables" || name == "moving_average_variables" ||
                         name == "global_step" || name == "metric_variables";
         if (!var_coll) continue;
-        for (auto& b : c.values) c.variables.push_back(decode_variable_def(reader(b, nullptr, r.file(), "VariableDef")));
+        for (auto& b : c.values) c.variables.push_back(decode_variable_def(reader(b, r.file(), 0, "VariableDef")));
     }
 }
 
@@ -563,10 +589,11 @@ void encode_meta_graph(std::string& o, const meta_graph& mg) {
 }
 
 void decode_saved_model(reader r, saved_model& sm) {
-    std::uint32_t k, t;
+    std::uint32_t k;
+    wire_type t;
     while (r.next(k, t)) {
-        if (k == 1 && t == varint) sm.schema_version = static_cast<std::int64_t>(r.get_varint());
-        else if (k == 2 && t == len) decode_meta_graph(r.sub("MetaGraphDef"), sm.meta_graphs.emplace_back());
+        if (k == 1 && t == wire_type::varint) sm.schema_version = static_cast<std::int64_t>(r.varint());
+        else if (k == 2 && t == wire_type::bytes) decode_meta_graph(r.message("MetaGraphDef"), sm.meta_graphs.emplace_back());
         else r.skip(t);
     }
 }

@@ -139,20 +139,22 @@ file_format sniff_text(std::string_view b) {
 
 /// Top-level fields of a binary message, as (field, wire type, payload) for the first few.
 struct field_peek {
-    std::uint32_t field, type;
+    std::uint32_t field;
+    wire::wire_type type;
     std::string_view payload;
 };
 std::vector<field_peek> peek_fields(std::string_view b, std::size_t max) {
     std::vector<field_peek> r;
     try {
-        graft::detail::pb::reader rd(b);
-        std::uint32_t k, t;
+        wire::reader rd(b);
+        std::uint32_t k;
+        wire::wire_type t;
         while (r.size() < max && rd.next(k, t)) {
-            if (t == graft::detail::pb::len) r.push_back({k, t, rd.get_bytes()});
+            if (t == wire::wire_type::bytes) r.push_back({k, t, rd.bytes()});
             else { rd.skip(t); r.push_back({k, t, {}}); }
         }
     } catch (const format_error&) {
-        r.push_back({0, 0, {}});  // not well formed here: leave the decision to the extension
+        r.push_back({0, wire::wire_type::varint, {}});  // not well formed here: leave the decision to the extension
     }
     return r;
 }
@@ -164,9 +166,9 @@ file_format sniff_binary(std::string_view b, file_format guess) {
     int ones = 0;
     for (auto& f : top) {
         if (f.field == 0) return guess;
-        if (f.field == 1 && f.type == graft::detail::pb::varint) return file_format::saved_model;
-        if ((f.field == 3 || f.field == 6 || f.field == 7) && f.type == graft::detail::pb::len) return file_format::meta_graph;
-        if (f.field == 3 && f.type == graft::detail::pb::varint) return file_format::graph_def;
+        if (f.field == 1 && f.type == wire::wire_type::varint) return file_format::saved_model;
+        if ((f.field == 3 || f.field == 6 || f.field == 7) && f.type == wire::wire_type::bytes) return file_format::meta_graph;
+        if (f.field == 3 && f.type == wire::wire_type::varint) return file_format::graph_def;
         if (f.field == 1) ++ones;
         if (f.field > 7) return guess;
     }
@@ -175,11 +177,11 @@ file_format sniff_binary(std::string_view b, file_format guess) {
     for (auto& f : top) {
         if (f.field != 1) continue;
         for (auto& g : peek_fields(f.payload, 16)) {
-            if (g.field == 7 && g.type == graft::detail::pb::varint) return file_format::meta_graph;
-            if (g.field == 2 && g.type == graft::detail::pb::len && !g.payload.empty()) {
+            if (g.field == 7 && g.type == wire::wire_type::varint) return file_format::meta_graph;
+            if (g.field == 2 && g.type == wire::wire_type::bytes && !g.payload.empty()) {
                 return g.payload[0] == '\n' ? file_format::meta_graph : file_format::graph_def;
             }
-            if (g.field == 5 && g.type == graft::detail::pb::len && !g.payload.empty()) {
+            if (g.field == 5 && g.type == wire::wire_type::bytes && !g.payload.empty()) {
                 return g.payload[0] == '\n' ? file_format::graph_def : file_format::meta_graph;
             }
         }
@@ -324,7 +326,7 @@ file_format detect_format(const std::string& path) {
 graft::saved_model parse_saved_model(std::string_view bytes, const std::string& file, bool validate) {
     graft::load_scope budget(file.empty() ? std::string("<SavedModel bytes>") : file);
     graft::saved_model sm;
-    codec::decode_saved_model(graft::detail::pb::reader(bytes, nullptr, &file, "SavedModel"), sm);
+    codec::decode_saved_model(wire::reader(bytes, file, 0, "SavedModel"), sm);
     if (validate) for (auto& mg : sm.meta_graphs) check(mg.graph, file);
     return sm;
 }
@@ -332,7 +334,7 @@ graft::saved_model parse_saved_model(std::string_view bytes, const std::string& 
 graft::meta_graph parse_meta_graph_def(std::string_view bytes, const std::string& file, bool validate) {
     graft::load_scope budget(file.empty() ? std::string("<MetaGraphDef bytes>") : file);
     graft::meta_graph mg;
-    codec::decode_meta_graph(graft::detail::pb::reader(bytes, nullptr, &file, "MetaGraphDef"), mg);
+    codec::decode_meta_graph(wire::reader(bytes, file, 0, "MetaGraphDef"), mg);
     if (validate) check(mg.graph, file);
     return mg;
 }
@@ -340,7 +342,7 @@ graft::meta_graph parse_meta_graph_def(std::string_view bytes, const std::string
 graft::graph parse_graph_def(std::string_view bytes, const std::string& file, bool validate) {
     graft::load_scope budget(file.empty() ? std::string("<GraphDef bytes>") : file);
     graft::graph g;
-    codec::decode_graph(graft::detail::pb::reader(bytes, nullptr, &file, "GraphDef"), g);
+    codec::decode_graph(wire::reader(bytes, file, 0, "GraphDef"), g);
     if (validate) check(g, file);
     return g;
 }
@@ -492,12 +494,12 @@ void convert(const std::string& in, const std::string& out) {
 }
 
 graft::variable_def decode_variable_def(std::string_view bytes) {
-    return codec::decode_variable_def(graft::detail::pb::reader(bytes, nullptr, nullptr, "VariableDef"));
+    return codec::decode_variable_def(wire::reader(bytes, {}, 0, "VariableDef"));
 }
 std::string encode_variable_def(const graft::variable_def& v) { return codec::encode_variable_def(v); }
 
 std::vector<std::string> variable_keys_from_object_graph(std::string_view bytes) {
-    auto nodes = codec::decode_trackable_object_graph(graft::detail::pb::reader(bytes, nullptr, nullptr, "TrackableObjectGraph"));
+    auto nodes = codec::decode_trackable_object_graph(wire::reader(bytes, {}, 0, "TrackableObjectGraph"));
     std::vector<std::string> keys(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         for (auto& [name, key] : nodes[i].attributes) {

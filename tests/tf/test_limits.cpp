@@ -6,37 +6,37 @@
 #include <string>
 
 #include "graft/core/limits.hpp"
-#include "graft/graph/detail/pb_wire.hpp"
+#include "graft/tf/wire.hpp"
 #include "graft/tf/graph_io.hpp"
 
-namespace pb = graft::detail::pb;
+namespace wire = graft::tf::wire;
 
 namespace {
 
 /// A GraphDef with one Const node "c" whose "value" attr is `attr_value` (AttrValue bytes).
 std::string graph_with_attr(const std::string& node_name, const std::string& attr_value, const std::string& input = {}) {
     std::string entry, node, g;
-    pb::put_string(entry, 1, "value");
-    pb::put_bytes(entry, 2, attr_value);
-    pb::put_string(node, 1, node_name);
-    pb::put_string(node, 2, "Const");
-    if (!input.empty()) pb::put_string(node, 3, input);
-    pb::put_bytes(node, 5, entry);
-    pb::put_bytes(g, 1, node);
+    wire::put_string(entry, 1, "value");
+    wire::put_bytes(entry, 2, attr_value);
+    wire::put_string(node, 1, node_name);
+    wire::put_string(node, 2, "Const");
+    if (!input.empty()) wire::put_string(node, 3, input);
+    wire::put_bytes(node, 5, entry);
+    wire::put_bytes(g, 1, node);
     return g;
 }
 
 /// An AttrValue nesting `levels` NameAttrLists (func attrs inside func attrs), 3 messages a level.
 std::string nested_func_attr(int levels) {
     std::string v;
-    pb::put_int(v, 3, 1);  // i: 1
+    wire::put_int(v, 3, 1);  // i: 1
     for (int i = 0; i < levels; ++i) {
         std::string entry, list, av;
-        pb::put_string(entry, 1, "x");
-        pb::put_bytes(entry, 2, v);
-        pb::put_string(list, 1, "f");
-        pb::put_bytes(list, 2, entry);
-        pb::put_bytes(av, 10, list);
+        wire::put_string(entry, 1, "x");
+        wire::put_bytes(entry, 2, v);
+        wire::put_string(list, 1, "f");
+        wire::put_bytes(list, 2, entry);
+        wire::put_bytes(av, 10, list);
         v = std::move(av);
     }
     return v;
@@ -45,12 +45,12 @@ std::string nested_func_attr(int levels) {
 /// An AttrValue holding a float TensorProto of shape [n] with one float_val (TF's "fill" form).
 std::string fill_tensor_attr(std::int64_t n) {
     std::string dim, shape, t, av;
-    pb::put_int(dim, 1, n);
-    pb::put_bytes(shape, 2, dim);
-    pb::put_int(t, 1, 1);  // DT_FLOAT
-    pb::put_bytes(t, 2, shape);
-    pb::put_float(t, 5, 2.5f);
-    pb::put_bytes(av, 8, t);
+    wire::put_int(dim, 1, n);
+    wire::put_bytes(shape, 2, dim);
+    wire::put_int(t, 1, 1);  // DT_FLOAT
+    wire::put_bytes(t, 2, shape);
+    wire::put_float(t, 5, 2.5f);
+    wire::put_bytes(av, 8, t);
     return av;
 }
 
@@ -73,7 +73,7 @@ TEST_CASE("messages nested past load_limits::max_message_depth are a format_erro
     }
     // Groups (wire type 3) of an unknown field, a million deep: skipped with the same limit.
     std::string groups;
-    for (int i = 0; i < 1'000'000; ++i) pb::put_tag(groups, 15, pb::sgroup);
+    for (int i = 0; i < 1'000'000; ++i) wire::put_tag(groups, 15, wire::wire_type::start_group);
     CHECK_THROWS_AS(graft::tf::parse_graph_def(groups, "groups.pb", false), graft::format_error);
 
     limits_guard keep;
@@ -125,12 +125,12 @@ TEST_CASE("a constant whose shape asks for more than load_limits::max_load_bytes
     std::string dims, shape, t, av;
     for (int i = 0; i < 3; ++i) {
         std::string d;
-        pb::put_int(d, 1, std::int64_t{1} << 40);
-        pb::put_bytes(shape, 2, d);
+        wire::put_int(d, 1, std::int64_t{1} << 40);
+        wire::put_bytes(shape, 2, d);
     }
-    pb::put_int(t, 1, 1);
-    pb::put_bytes(t, 2, shape);
-    pb::put_bytes(av, 8, t);
+    wire::put_int(t, 1, 1);
+    wire::put_bytes(t, 2, shape);
+    wire::put_bytes(av, 8, t);
     auto decode = [&] {
         auto g2 = graft::tf::parse_graph_def(graph_with_attr("c", av), "overflow.pb", false);
         (void)g2.find("c")->attrs.at("value").tensor().tensor();

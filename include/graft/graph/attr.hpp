@@ -24,7 +24,7 @@
 #include "graft/core/error.hpp"
 #include "graft/core/shape.hpp"
 #include "graft/core/tensor.hpp"
-#include "graft/graph/detail/tensor_proto.hpp"
+#include "graft/tf/tensor_proto.hpp"
 
 namespace graft {
 
@@ -91,7 +91,7 @@ public:
     /// A value holding serialized TensorProto bytes. Throws format_error when the dtype/shape
     /// header cannot be read.
     static tensor_value from_proto(std::string bytes) {
-        auto h = detail::pb::decode_tensor_header(detail::pb::reader(bytes, nullptr, nullptr, "TensorProto"));
+        auto h = tf::proto::decode_tensor_header(tf::wire::reader(bytes, {}, 0, "TensorProto"));
         return from_proto(std::move(bytes), h.type, std::move(h.shape));
     }
     /// As above with the header already decoded. Never throws.
@@ -103,19 +103,19 @@ public:
         return v;
     }
     /// True when tensor() can produce a graft::tensor (numeric, bool or string dtype).
-    [[nodiscard]] bool decodable() const { return t_.valid() || detail::pb::decodable_dtype(type_); }
+    [[nodiscard]] bool decodable() const { return t_.valid() || tf::proto::decodable_dtype(type_); }
     /// The values as a tensor (a fresh copy for loaded values). Throws unimplemented_error for
     /// dtypes graft cannot hold (variant, resource, newer types) and format_error for bad bytes.
     [[nodiscard]] graft::tensor tensor() const {
         if (t_.valid()) return t_;
         if (proto_.empty()) throw invalid_argument_error("empty tensor attr");
-        return detail::pb::decode_tensor(proto_);
+        return tf::proto::decode_tensor(proto_);
     }
     [[nodiscard]] graft::dtype type() const { return type_; }
     [[nodiscard]] const graft::shape& shape() const { return shape_; }
     /// The serialized TensorProto (encoded from the tensor when built from one). Throws
     /// unimplemented_error for a tensor of a dtype graft cannot encode.
-    [[nodiscard]] std::string proto_bytes() const { return proto_.empty() && t_.valid() ? detail::pb::encode_tensor(t_) : proto_; }
+    [[nodiscard]] std::string proto_bytes() const { return proto_.empty() && t_.valid() ? tf::proto::encode_tensor(t_) : proto_; }
     /// The stored serialized bytes (empty when built from a tensor). Never throws.
     [[nodiscard]] const std::string& raw_proto() const { return proto_; }
     /// Bytes this value holds (for memory reports). Never throws.

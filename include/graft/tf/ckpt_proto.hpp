@@ -1,8 +1,8 @@
 // graft/tf/ckpt_proto.hpp — the few TF messages a checkpoint holds, decoded and encoded with
-// graft/tf/wire.hpp (no generated protobuf code): VersionDef, TensorShapeProto, TensorSliceProto,
-// BundleHeaderProto, BundleEntryProto, and the V1 SavedTensorSlices family. Encoders write the bytes
-// protoc's C++ serializer writes (field-number order, proto3 zero omission), so a bundle graft writes
-// is byte-identical to TensorFlow's. TensorProto values: see tensor_proto.hpp.
+// graft/tf/wire.hpp (no generated protobuf code): VersionDef, TensorSliceProto, BundleHeaderProto,
+// BundleEntryProto, and the V1 SavedTensorSlices family. Encoders write the bytes protoc's C++
+// serializer writes (field-number order, proto3 zero omission), so a bundle graft writes is
+// byte-identical to TensorFlow's. TensorShapeProto and TensorProto: tensor_proto.hpp.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 
 #include "graft/core/dtype.hpp"
 #include "graft/core/shape.hpp"
+#include "graft/tf/tensor_proto.hpp"
 #include "graft/tf/tensor_slice.hpp"
 #include "graft/tf/wire.hpp"
 
@@ -50,50 +51,6 @@ inline std::string encode(const version_def& v) {
         std::string packed;
         for (auto b : v.bad_consumers) wire::put_varint(packed, static_cast<std::uint64_t>(static_cast<std::int64_t>(b)));
         w.bytes(3, packed);
-    }
-    return std::move(w).str();
-}
-
-/// Decodes a TensorShapeProto (dims -1 = unknown; unknown_rank). Throws format_error on dims < -1 or
-/// rank > 254.
-inline graft::shape decode_shape(reader r) {
-    std::vector<std::int64_t> dims;
-    bool unknown_rank = false;
-    std::uint32_t f;
-    wire_type wt;
-    while (r.next(f, wt)) {
-        if (f == 2 && wt == wire_type::bytes) {
-            reader d = r.message("TensorShapeProto.Dim");
-            std::int64_t size = 0;
-            std::uint32_t g;
-            wire_type wt2;
-            while (d.next(g, wt2)) {
-                if (g == 1 && wt2 == wire_type::varint) size = d.int64();
-                else d.skip(wt2);
-            }
-            if (size < -1) r.fail(graft::detail::cat("dimension ", size, " is negative"));
-            if (dims.size() >= 254) r.fail("more than 254 dimensions");
-            dims.push_back(size);
-        } else if (f == 3 && wt == wire_type::varint) {
-            unknown_rank = r.boolean();
-        } else {
-            r.skip(wt);
-        }
-    }
-    if (unknown_rank) return graft::shape::unknown_rank();
-    return graft::shape(std::move(dims));
-}
-/// Encodes a TensorShapeProto. Never throws (except bad_alloc).
-inline std::string encode(const graft::shape& s) {
-    wire::writer w;
-    if (!s.rank_known()) {
-        w.boolean(3, true);
-        return std::move(w).str();
-    }
-    for (auto d : s.dims()) {
-        wire::writer dim;
-        dim.opt_int64(1, d);
-        w.message(2, dim.str());
     }
     return std::move(w).str();
 }
