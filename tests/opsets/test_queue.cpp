@@ -1,5 +1,5 @@
-// TF1 input-pipeline queues (FIFOQueueV2, RandomShuffleQueueV2 and their enqueue / dequeue / close /
-// size ops) run through graft::exec::session on graphs built with graft::graph_builder: elements
+// TF1 input-pipeline queues (FIFOQueueV2, RandomShuffleQueueV2, PaddingFIFOQueueV2, PriorityQueueV2
+// and their enqueue / dequeue / close / size ops) run through graft::exec::session on graphs built with graft::graph_builder: elements
 // enqueued by one run are dequeued by later runs, in FIFO order or shuffled (a permutation of what
 // went in, the same for the same seeds), capacity and min_after_dequeue respected, TF's messages for a
 // closed queue, and graft's "would block" error naming the node where TF would wait.
@@ -214,6 +214,105 @@ TEST_CASE("queues: enqueued tuples of the wrong dtype, shape or batch size are e
     }
     CHECK(size(s) == 0);  // nothing of a refused tuple went in
     CHECK_THROWS_AS(take(s, "dequeue_many", -1), graft::invalid_argument_error);
+}
+
+TEST_CASE("PaddingFIFOQueueV2: dims of -1 vary per element and DequeueMany pads them with zeros") {
+    // What tf.train.batch(dynamic_pad=True) builds: (string token, int32 ids[-1], float32 m[-1, 2]).
+    graft::graph g;
+    graft::graph_builder b(g);
+    const attr_value types = attr_value::list_of(std::vector<dtype>{dtype::string, dtype::int32, dtype::float32});
+    auto q = b.op("PaddingFIFOQueueV2", {},
+                  {{"component_types", types},
+                   {"shapes", attr_value::list_of(std::vector<shape>{shape{}, shape{-1}, shape{-1, 2}})},
+                   {"capacity", std::int64_t{8}}},
+                  "q");
+    auto tok = b.placeholder("tok", dtype::string), ids = b.placeholder("ids", dtype::int32),
+         m = b.placeholder("m", dtype::float32);
+    b.add("QueueEnqueueV2", {q, tok, ids, m}, {}, "enqueue");
+    auto n = b.placeholder("n", dtype::int32, shape{});
+    b.add("QueueDequeueManyV2", {q, n}, {{"component_types", types}}, "dequeue_many");
+    b.add("QueueDequeueV2", {q}, {{"component_types", types}}, "dequeue");
+    graft::exec::session s(g);
+    auto put = [&](const std::string& t, std::vector<std::int32_t> v, std::int64_t rows) {
+        std::vector<float> mv;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            mv.push_back(static_cast<float>(10 * r + 1));
+            mv.push_back(static_cast<float>(10 * r + 2));
+        }
+        tensor tt(dtype::string, shape{});
+        tt.data<std::string>()[0] = t;
+        const auto len = static_cast<std::int64_t>(v.size());
+        s.run({{"tok", tt}, {"ids", i32({len}, v)}, {"m", f32({rows, 2}, mv)}}, {}, {"enqueue"});
+    };
+    put("a", {1, 2, 3}, 1);
+    put("bb", {4}, 3);
+    put("c", {}, 0);
+    put("d", {5, 6}, 2);
+    auto out = s.run({{"n", tensor::scalar_of(std::int32_t{3})}},
+                     {"dequeue_many:0", "dequeue_many:1", "dequeue_many:2"});
+    REQUIRE(out[0].shape() == shape{3});
+    CHECK(out[0].data<std::string>()[1] == "bb");
+    CHECK(out[1].shape() == shape{3, 3});  // padded to the longest of the three
+    CHECK(elements<std::int32_t>(out[1]) == std::vector<std::int32_t>{1, 2, 3, 4, 0, 0, 0, 0, 0});
+    CHECK(out[2].shape() == shape{3, 3, 2});
+    CHECK(elements<float>(out[2]) ==
+          std::vector<float>{1, 2, 0, 0, 0, 0, 1, 2, 11, 12, 21, 22, 0, 0, 0, 0, 0, 0});
+    // One element comes out at its own shape; an empty DequeueMany has the unknown dims at 0.
+    auto last = s.run({}, {"dequeue:1", "dequeue:2"});
+    CHECK(elements<std::int32_t>(last[0]) == std::vector<std::int32_t>{5, 6});
+    CHECK(last[1].shape() == shape{2, 2});
+    auto none = s.run({{"n", tensor::scalar_of(std::int32_t{0})}}, {"dequeue_many:2"});
+    CHECK(none[0].shape() == shape{0, 0, 2});
+    // The known dims still bind: m must have 2 columns.
+    CHECK_THROWS_WITH_AS(s.run({{"tok", tensor(dtype::string, shape{})}, {"ids", i32({1}, {1})},
+                                {"m", f32({1, 3}, {1, 2, 3})}},
+                               {}, {"enqueue"}),
+                         doctest::Contains("Shape mismatch in tuple component 2. Expected [?,2], got [1,3]"),
+                         graft::invalid_argument_error);
+}
+
+TEST_CASE("PriorityQueueV2: tuples leave by ascending int64 priority, equal priorities in arrival order") {
+    graft::graph g;
+    graft::graph_builder b(g);
+    auto q = b.op("PriorityQueueV2", {},
+                  {{"component_types", attr_value::list_of(std::vector<dtype>{dtype::float32})},
+                   {"shapes", attr_value::list_of(std::vector<shape>{shape{}})}},
+                  "q");
+    auto pri = b.placeholder("pri", dtype::int64), x = b.placeholder("x", dtype::float32);
+    b.add("QueueEnqueueManyV2", {q, pri, x}, {}, "enqueue_many");
+    b.add("QueueEnqueueV2", {q, pri, x}, {}, "enqueue");
+    // the dequeue ops' component_types include the priority, as TF's priority_queue builds them
+    const attr_value out_types = attr_value::list_of(std::vector<dtype>{dtype::int64, dtype::float32});
+    b.add("QueueDequeueManyV2", {q, b.scalar(std::int32_t{4})}, {{"component_types", out_types}}, "dequeue_4");
+    b.add("QueueDequeueV2", {q}, {{"component_types", out_types}}, "dequeue");
+    graft::exec::session s(g);
+    s.run({{"pri", i64({4}, {5, -2, 9, 5})}, {"x", f32({4}, {50, -20, 90, 51})}}, {}, {"enqueue_many"});
+    s.run({{"pri", tensor::scalar_of(std::int64_t{0})}, {"x", tensor::scalar_of(0.5f)}}, {}, {"enqueue"});
+    auto four = s.run({}, {"dequeue_4:0", "dequeue_4:1"});
+    CHECK(elements<std::int64_t>(four[0]) == std::vector<std::int64_t>{-2, 0, 5, 5});
+    CHECK(elements<float>(four[1]) == std::vector<float>{-20, 0.5f, 50, 51});
+    CHECK(elements<float>(s.run({}, {"dequeue:1"})[0]) == std::vector<float>{90});
+    // The priority must be an int64 scalar per element.
+    CHECK_THROWS_WITH_AS(s.run({{"pri", i64({1}, {1})}, {"x", tensor::scalar_of(1.0f)}}, {}, {"enqueue"}),
+                         doctest::Contains("component 0 must be an int64 scalar priority"),
+                         graft::invalid_argument_error);
+}
+
+TEST_CASE("TF1's first queue ops (Ref(string) handles: FIFOQueue, QueueEnqueue, ...) run as the V2 ones") {
+    pipeline v1("FIFOQueueV2");  // every op renamed below: the same graph in TF1's first forms
+    for (auto& n : v1.g) {
+        if (n.op.size() > 2 && n.op.compare(n.op.size() - 2, 2, "V2") == 0) n.op.resize(n.op.size() - 2);
+    }
+    REQUIRE(v1.g.at("enqueue_many").op == "QueueEnqueueMany");
+    graft::exec::session s(v1.g);
+    fill(s, 7, 3);
+    CHECK(size(s) == 3);
+    auto two = take(s, "dequeue_many", 2);
+    CHECK(elements<std::int32_t>(two[0]) == std::vector<std::int32_t>{7, 8});
+    CHECK(elements<float>(two[1]) == std::vector<float>{7, -7, 8, -8});
+    s.run({}, {}, {"close"});
+    CHECK(s.run({}, {"is_closed:0"})[0].data<bool>()[0]);
+    CHECK(elements<std::int32_t>(take(s, "dequeue_up_to", 5)[0]) == std::vector<std::int32_t>{9});
 }
 
 }  // namespace graft_test_queue

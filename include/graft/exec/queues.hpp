@@ -1,7 +1,11 @@
-// graft/exec/queues.hpp — TF1 input-pipeline queues (FIFOQueueV2, RandomShuffleQueueV2): tuples of
-// tensors that one run enqueues and later runs dequeue, as TF's queue_base / fifo_queue /
-// random_shuffle_queue_op semantics say: component dtypes and shapes, capacity, min_after_dequeue,
-// close, and a random pick per dequeued element (graft's Philox, seeded by seed/seed2).
+// graft/exec/queues.hpp — TF1 input-pipeline queues (FIFOQueueV2, RandomShuffleQueueV2,
+// PaddingFIFOQueueV2, PriorityQueueV2): tuples of tensors that one run enqueues and later runs
+// dequeue, as TF's queue_base / fifo_queue / random_shuffle_queue / padding_fifo_queue /
+// priority_queue semantics say: component dtypes and shapes, capacity, min_after_dequeue, close, a
+// random pick per dequeued element (graft's Philox, seeded by seed/seed2), zero padding of the
+// dims a PaddingFIFOQueue leaves unknown (-1) up to the largest element of each DequeueMany, and
+// ascending int64 priorities (component 0 of a PriorityQueue's tuples; equal priorities leave in
+// the order they came).
 //
 // A queue lives in the session (session_state::node_state, keyed like TF's resource manager:
 // container/shared_name, else the node name), so it survives between runs; its op outputs a
@@ -16,7 +20,9 @@
 //   auto tuple = q.dequeue_many(1, false, {});           // {float32[1]}
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <random>
@@ -45,12 +51,20 @@ class tensor_queue : public run_resource {
 public:
     static constexpr const char* kind_name = "Queue";
     using tuple = std::vector<tensor>;
+    /// Which of TF's queues: the order elements leave in, and what shapes may hold.
+    enum class order : std::uint8_t {
+        fifo,      ///< FIFOQueue: in order; shapes fully defined
+        shuffle,   ///< RandomShuffleQueue: a random element per dequeue; shapes fully defined
+        padding,   ///< PaddingFIFOQueue: in order; dims of -1 vary, DequeueMany pads them with zeros
+        priority,  ///< PriorityQueue: smallest int64 priority (component 0, a scalar) first
+    };
     struct options {
         std::string name;                ///< the queue's name in messages (shared_name or node name)
-        std::vector<dtype> types;        ///< component dtypes (>= 1)
-        std::vector<graft::shape> shapes;  ///< per component, fully defined; empty: unconstrained
+        std::vector<dtype> types;        ///< component dtypes (>= 1; a PriorityQueue's start with int64)
+        std::vector<graft::shape> shapes;  ///< per component (see order); empty: unconstrained
         std::int64_t capacity = -1;      ///< < 0: unbounded
-        bool shuffle = false;            ///< RandomShuffleQueue: each dequeue takes a random element
+        bool shuffle = false;            ///< RandomShuffleQueue (the same as kind = order::shuffle)
+        order kind = order::fifo;
         std::int64_t min_after_dequeue = 0;  ///< shuffle: elements left after a dequeue (unless closed)
         std::int64_t seed = 0, seed2 = 0;    ///< shuffle: both 0 draw a nondeterministic seed
     };
@@ -58,16 +72,24 @@ public:
     /// Throws invalid_argument_error for no component types, a shapes list of another length, or a
     /// shape that is not fully defined (TF's FIFO and shuffle queues keep TensorShapes).
     tensor_queue(options o, const location& where) : o_(std::move(o)) {
+        if (o_.shuffle) o_.kind = order::shuffle;
+        o_.shuffle = o_.kind == order::shuffle;
         if (o_.types.empty()) throw invalid_argument_error("a queue needs at least one component type", where);
+        if (o_.kind == order::priority &&
+            (o_.types[0] != dtype::int64 || (!o_.shapes.empty() && o_.shapes[0] != graft::shape{}))) {
+            throw invalid_argument_error("a PriorityQueue's component 0 is its int64 scalar priority", where);
+        }
         if (!o_.shapes.empty() && o_.shapes.size() != o_.types.size()) {
             throw invalid_argument_error(detail::cat("shapes has ", o_.shapes.size(), " entries but component_types has ",
                                                      o_.types.size(), "; give one shape per component or none"),
                                          where);
         }
         for (std::size_t i = 0; i < o_.shapes.size(); ++i) {
-            if (!o_.shapes[i].fully_defined()) {
+            if (o_.kind == order::padding ? !o_.shapes[i].rank_known() : !o_.shapes[i].fully_defined()) {
                 throw invalid_argument_error(detail::cat("queue component ", i, " has shape ", o_.shapes[i].str(),
-                                                         "; a ", kind_text(), " needs fully defined shapes"),
+                                                         "; a ", kind_text(), " needs ",
+                                                         o_.kind == order::padding ? "shapes of known rank (-1 for a dim that varies)"
+                                                                                   : "fully defined shapes"),
                                              where);
             }
         }
@@ -83,8 +105,16 @@ public:
     }
     [[nodiscard]] const char* kind() const override { return kind_name; }
     [[nodiscard]] const options& opts() const { return o_; }
-    /// "FIFOQueue" or "RandomShuffleQueue" (TF's words in its messages).
-    [[nodiscard]] const char* kind_text() const { return o_.shuffle ? "RandomShuffleQueue" : "FIFOQueue"; }
+    /// "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue" or "PriorityQueue" (TF's words in its
+    /// messages).
+    [[nodiscard]] const char* kind_text() const {
+        switch (o_.kind) {
+            case order::shuffle: return "RandomShuffleQueue";
+            case order::padding: return "PaddingFIFOQueue";
+            case order::priority: return "PriorityQueue";
+            default: return "FIFOQueue";
+        }
+    }
 
     /// Elements held now.
     [[nodiscard]] std::int64_t size() const {
@@ -108,7 +138,7 @@ public:
         check_room(1, where);
         tuple copy;
         for (const auto& c : t) copy.push_back(c.clone());
-        items_.push_back(std::move(copy));
+        push(std::move(copy));
     }
     /// Enqueues the rows (dim 0) of each component as elements (QueueEnqueueManyV2).
     void enqueue_many(const tuple& t, const location& where) {
@@ -118,7 +148,7 @@ public:
         for (std::int64_t r = 0; r < n; ++r) {
             tuple row;
             for (const auto& c : t) row.push_back(c.slice(r, 1).reshaped(row_shape(c)).clone());
-            items_.push_back(std::move(row));
+            push(std::move(row));
         }
     }
 
@@ -139,15 +169,19 @@ public:
         }
         std::lock_guard l(mu_);
         const std::int64_t k = n == 0 ? 0 : check_available(n, up_to ? 1 : n, where);
+        std::vector<tuple> taken;
+        taken.reserve(static_cast<std::size_t>(k));
+        for (std::int64_t r = 0; r < k; ++r) taken.push_back(take());
         tuple out;
         for (std::size_t i = 0; i < o_.types.size(); ++i) {
+            // a dim of -1 (PaddingFIFOQueue) is the largest among the elements taken: 0 when none
             std::vector<std::int64_t> d{k};
-            for (auto x : o_.shapes[i].dims()) d.push_back(x);
-            out.emplace_back(o_.types[i], graft::shape(d));
-        }
-        for (std::int64_t r = 0; r < k; ++r) {
-            tuple e = take();
-            for (std::size_t i = 0; i < out.size(); ++i) out[i].slice(r, 1).copy_from(e[i]);
+            for (auto x : o_.shapes[i].dims()) d.push_back(x < 0 ? 0 : x);
+            for (const auto& e : taken) {
+                for (std::size_t j = 0; j + 1 < d.size(); ++j) d[j + 1] = std::max(d[j + 1], e[i].dim(static_cast<int>(j)));
+            }
+            out.emplace_back(o_.types[i], graft::shape(d));  // zero-filled: the padding
+            for (std::int64_t r = 0; r < k; ++r) copy_padded(out.back(), r, taken[static_cast<std::size_t>(r)][i]);
         }
         return out;
     }
@@ -188,7 +222,13 @@ private:
                 }
                 s = row_shape(t[i]);
             }
-            if (!o_.shapes.empty() && s != o_.shapes[i]) {
+            if (o_.kind == order::priority && i == 0 && s != graft::shape{}) {
+                throw invalid_argument_error(detail::cat("PriorityQueue '", o_.name, "': component 0 must be an int64 ",
+                                                         "scalar priority per element, got shape ", s.str(),
+                                                         many ? " (per element, dim 0 removed)" : ""),
+                                             where);
+            }
+            if (!o_.shapes.empty() && !fits(s, o_.shapes[i])) {
                 throw invalid_argument_error(detail::cat("Shape mismatch in tuple component ", i, ". Expected ",
                                                          o_.shapes[i].str(), ", got ", s.str(),
                                                          many ? " (per element, dim 0 removed)" : ""),
@@ -222,6 +262,58 @@ private:
             detail::cat(kind_text(), " '", o_.name, "' holds ", held, " elements; dequeuing ", n, " needs ", n + keep,
                         keep ? detail::cat(" (min_after_dequeue ", keep, ")") : std::string()),
             where, "TF would block here; graft runs single-threaded: its queue runner's enqueue op must run first");
+    }
+    /// s matches the queue's shape `want` (dims of -1 vary in a PaddingFIFOQueue).
+    [[nodiscard]] bool fits(const graft::shape& s, const graft::shape& want) const {
+        if (o_.kind != order::padding) return s == want;
+        if (s.rank() != want.rank()) return false;
+        for (int j = 0; j < s.rank(); ++j) {
+            if (want.dim(j) >= 0 && want.dim(j) != s.dim(j)) return false;
+        }
+        return true;
+    }
+    /// Copies element `e` into row `r` of `out` (dims of out >= e's), its other cells left as they are.
+    static void copy_padded(const tensor& out, std::int64_t r, const tensor& e) {
+        const int rank = e.rank();
+        if (rank == 0 || e.shape() == row_shape(out)) {
+            out.slice(r, 1).reshaped(e.shape()).copy_from(e);
+            return;
+        }
+        const std::int64_t inner = e.dim(rank - 1);
+        const std::int64_t rows = inner ? e.num_elements() / inner : 0;
+        // out's strides (in elements) over the element dims
+        std::vector<std::int64_t> stride(static_cast<std::size_t>(rank), 1);
+        for (int j = rank - 2; j >= 0; --j) stride[static_cast<std::size_t>(j)] = stride[static_cast<std::size_t>(j) + 1] * out.dim(j + 2);
+        const std::int64_t row_elems = stride[0] * out.dim(1);
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(rank), 0);
+        const bool str = e.type() == dtype::string;
+        const std::size_t esz = str ? 0 : dtype_size(e.type());
+        for (std::int64_t q = 0; q < rows; ++q) {
+            std::int64_t at = r * row_elems;
+            for (int j = 0; j + 1 < rank; ++j) at += idx[static_cast<std::size_t>(j)] * stride[static_cast<std::size_t>(j)];
+            if (str) {
+                for (std::int64_t x = 0; x < inner; ++x) out.data<std::string>()[at + x] = e.data<std::string>()[q * inner + x];
+            } else {
+                std::memcpy(static_cast<char*>(out.raw_data()) + static_cast<std::size_t>(at) * esz,
+                            static_cast<const char*>(e.raw_data()) + static_cast<std::size_t>(q * inner) * esz,
+                            static_cast<std::size_t>(inner) * esz);
+            }
+            for (int j = rank - 2; j >= 0; --j) {  // next row of e, odometer order
+                if (++idx[static_cast<std::size_t>(j)] < e.dim(j)) break;
+                idx[static_cast<std::size_t>(j)] = 0;
+            }
+        }
+    }
+    void push(tuple t) {
+        if (o_.kind == order::priority) {
+            // stable: after every element of the same or a smaller priority
+            const std::int64_t p = t[0].data<std::int64_t>()[0];
+            auto it = std::upper_bound(items_.begin(), items_.end(), p,
+                                       [](std::int64_t v, const tuple& e) { return v < e[0].data<std::int64_t>()[0]; });
+            items_.insert(it, std::move(t));
+            return;
+        }
+        items_.push_back(std::move(t));
     }
     tuple take() {
         if (!o_.shuffle) {

@@ -1,6 +1,6 @@
 // graft/exec/kernels/queue.hpp — TF1 input-pipeline queues bound to their TF op types:
-// FIFOQueueV2 and RandomShuffleQueueV2 (the queue lives in the session, keyed like TF's resource
-// manager, so one run's enqueues are the next run's dequeues), QueueEnqueueV2 / EnqueueManyV2,
+// FIFOQueueV2, RandomShuffleQueueV2, PaddingFIFOQueueV2 and PriorityQueueV2 (the queue lives in the
+// session, keyed like TF's resource manager, so one run's enqueues are the next run's dequeues), QueueEnqueueV2 / EnqueueManyV2,
 // QueueDequeueV2 / DequeueManyV2 / DequeueUpToV2, QueueCloseV2, QueueSizeV2, QueueIsClosedV2.
 // The queue itself: graft/exec/queues.hpp.
 #pragma once
@@ -28,9 +28,10 @@ inline tensor_queue& queue_at(kernel_context& c) {
     }
 }
 
-/// FIFOQueueV2 / RandomShuffleQueueV2: the session's queue for this node's resource key, made on
-/// the first run; every run outputs a handle to the same queue.
-inline void create(kernel_context& c, bool shuffle) {
+/// FIFOQueueV2 / RandomShuffleQueueV2 / PaddingFIFOQueueV2 / PriorityQueueV2: the session's queue
+/// for this node's resource key, made on the first run; every run outputs a handle to the same queue.
+/// A PriorityQueue's tuples start with the int64 priority its component_types leave out (as TF's).
+inline void create(kernel_context& c, tensor_queue::order kind) {
     std::string shared = c.attr_or<std::string>("shared_name", ""), container = c.attr_or<std::string>("container", "");
     std::string key = (container.empty() ? "" : container + "/") + (shared.empty() ? c.name() : shared);
     auto& q = c.state().node_state<std::shared_ptr<tensor_queue>>("\x01queue:" + key, [&] {
@@ -38,9 +39,13 @@ inline void create(kernel_context& c, bool shuffle) {
         o.name = shared.empty() ? c.name() : shared;
         o.types = c.attr("component_types").list_of<dtype>();
         o.shapes = c.attr("shapes").list_of<graft::shape>();
+        if (kind == tensor_queue::order::priority) {
+            o.types.insert(o.types.begin(), dtype::int64);
+            if (!o.shapes.empty()) o.shapes.insert(o.shapes.begin(), graft::shape{});
+        }
         o.capacity = c.attr_or<std::int64_t>("capacity", -1);
-        o.shuffle = shuffle;
-        if (shuffle) {
+        o.kind = kind;
+        if (kind == tensor_queue::order::shuffle) {
             o.min_after_dequeue = c.attr_or<std::int64_t>("min_after_dequeue", 0);
             o.seed = c.attr_or<std::int64_t>("seed", 0);
             o.seed2 = c.attr_or<std::int64_t>("seed2", 0);
@@ -86,28 +91,33 @@ inline std::int64_t count(kernel_context& c) {
 
 inline void register_queue(kernel_registry& r) {
     namespace d = queue_detail;
-    r.add("FIFOQueueV2", [](kernel_context& c) { d::create(c, false); });
-    r.add("RandomShuffleQueueV2", [](kernel_context& c) { d::create(c, true); });
-    r.add("QueueEnqueueV2", [](kernel_context& c) { d::queue_at(c).enqueue(d::components(c), d::where(c)); });
-    r.add("QueueEnqueueManyV2", [](kernel_context& c) { d::queue_at(c).enqueue_many(d::components(c), d::where(c)); });
-    r.add("QueueDequeueV2", [](kernel_context& c) {
-        d::output(c, d::dequeue_queue(c).dequeue(d::where(c)));
-    });
+    using order = tensor_queue::order;
     kernel_def count_on_host;  // the element count input
     count_on_host.host_inputs = {1};
-    r.add("QueueDequeueManyV2", [](kernel_context& c) {
-        auto& q = d::dequeue_queue(c);
-        d::output(c, q.dequeue_many(d::count(c), false, d::where(c)));
-    }, count_on_host);
-    r.add("QueueDequeueUpToV2", [](kernel_context& c) {
-        auto& q = d::dequeue_queue(c);
-        d::output(c, q.dequeue_many(d::count(c), true, d::where(c)));
-    }, count_on_host);
-    r.add("QueueCloseV2", [](kernel_context& c) { d::queue_at(c).close(); });
-    r.add("QueueSizeV2", [](kernel_context& c) {
-        c.set_output(0, tensor::scalar_of(static_cast<std::int32_t>(d::queue_at(c).size())));
-    });
-    r.add("QueueIsClosedV2", [](kernel_context& c) { c.set_output(0, tensor::scalar_of(d::queue_at(c).closed())); });
+    // The V2 ops (resource handles) and TF1's first forms (Ref(string) handles): the same kernels.
+    for (const std::string v : {"V2", ""}) {
+        r.add("FIFOQueue" + v, [](kernel_context& c) { d::create(c, order::fifo); });
+        r.add("RandomShuffleQueue" + v, [](kernel_context& c) { d::create(c, order::shuffle); });
+        r.add("PaddingFIFOQueue" + v, [](kernel_context& c) { d::create(c, order::padding); });
+        r.add("PriorityQueue" + v, [](kernel_context& c) { d::create(c, order::priority); });
+        r.add("QueueEnqueue" + v, [](kernel_context& c) { d::queue_at(c).enqueue(d::components(c), d::where(c)); });
+        r.add("QueueEnqueueMany" + v,
+              [](kernel_context& c) { d::queue_at(c).enqueue_many(d::components(c), d::where(c)); });
+        r.add("QueueDequeue" + v, [](kernel_context& c) { d::output(c, d::dequeue_queue(c).dequeue(d::where(c))); });
+        r.add("QueueDequeueMany" + v, [](kernel_context& c) {
+            auto& q = d::dequeue_queue(c);
+            d::output(c, q.dequeue_many(d::count(c), false, d::where(c)));
+        }, count_on_host);
+        r.add("QueueDequeueUpTo" + v, [](kernel_context& c) {
+            auto& q = d::dequeue_queue(c);
+            d::output(c, q.dequeue_many(d::count(c), true, d::where(c)));
+        }, count_on_host);
+        r.add("QueueClose" + v, [](kernel_context& c) { d::queue_at(c).close(); });
+        r.add("QueueSize" + v, [](kernel_context& c) {
+            c.set_output(0, tensor::scalar_of(static_cast<std::int32_t>(d::queue_at(c).size())));
+        });
+        r.add("QueueIsClosed" + v, [](kernel_context& c) { c.set_output(0, tensor::scalar_of(d::queue_at(c).closed())); });
+    }
 }
 
 }  // namespace graft::exec::kernels
