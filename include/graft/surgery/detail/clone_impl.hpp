@@ -108,6 +108,14 @@ private:
     int shift_ = 64;
 };
 
+/// One clone_into call, in four phases (run() calls them in order; each section below is one):
+///   boundary   check the scope, parse inputs / input_map / outputs into the copy's edges
+///   walk       from the outputs back to the boundary: the nodes to copy, the variables reached
+///              (and, on a large graph, the source's variable facts found on a second thread)
+///   variables  per variable reached: share it or copy it (its initializer walked too), its
+///              VariableDef renamed into the scope
+///   emit       the boundary's replacements, then the copies, the variables' nodes and their
+///              collections added to `dst` in one commit
 class cloner {
 public:
     cloner(meta_graph& dst, const meta_graph& src, const clone_options& o)
