@@ -125,6 +125,10 @@ TEST_CASE("Save and SaveSlices write V1 files that Restore, RestoreSlice and Res
     b.add("RestoreSlice", {pattern, b.constant(tensor::scalar_of(std::string("part"))),
                            b.constant(tensor::scalar_of(std::string("4 2 1,2:-")))},
           {{"dt", dtype::float32}}, "restore_part");
+    // A spec whose full shape is not the saved tensor's (part is [4,2]): an error, never a copy out of bounds.
+    b.add("RestoreSlice", {pattern, b.constant(tensor::scalar_of(std::string("part"))),
+                           b.constant(tensor::scalar_of(std::string("8 2 5,2:-")))},
+          {{"dt", dtype::float32}}, "restore_wrong_full_shape");
     b.add("RestoreV2", {pattern, b.constant(strs({2}, {"w", "step"})), b.constant(strs({2}, {"", ""}))},
           {{"dtypes", graft::attr_value::list_of(std::vector<dtype>{dtype::float32, dtype::int64})}}, "restore_v2");
     b.add("Restore", {b.constant(tensor::scalar_of((dir / "plain").string())), b.constant(tensor::scalar_of(std::string("w")))},
@@ -138,6 +142,12 @@ TEST_CASE("Save and SaveSlices write V1 files that Restore, RestoreSlice and Res
     CHECK(graft::equal(out[3], w));
     graft::tf::v1_reader r(file);
     CHECK(r.info("part").shape == shape{4, 2});
+    CHECK_THROWS_WITH_AS(s.run({}, {"restore_wrong_full_shape:0"}),
+                         doctest::Contains("'restore_wrong_full_shape'"),
+                         graft::graph_error);
+    CHECK_THROWS_WITH_AS(s.run({}, {"restore_wrong_full_shape:0"}),
+                         doctest::Contains("but shape_and_slice '8 2 5,2:-' says its full shape is [8,2]"),
+                         graft::graph_error);
     // A slice spec whose slice is not the tensor's shape: TF's message, naming the node.
     CHECK_THROWS_WITH_AS(s.run({}, {}, {"save_wrong_slice"}),
                          doctest::Contains("Slice in shape_and_slice specification does not match the shape of the "

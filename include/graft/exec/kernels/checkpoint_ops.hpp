@@ -160,6 +160,12 @@ inline void register_checkpoint_ops(kernel_registry& r) {
                 if (!spec.empty()) {
                     auto s = tf::parse_slice_spec(spec);
                     tensor full = reader.read(name);
+                    if (full.shape() != s.full_shape) {
+                        c.fail(detail::cat("tensor '", name, "' in '", pattern, "' is ", full.describe(),
+                                           " but shape_and_slice '", spec, "' says its full shape is ",
+                                           s.full_shape.str()),
+                               "the slice spec must name the saved tensor's whole shape first");
+                    }
                     tensor part(full.type(), s.slice.slice_shape(s.full_shape));
                     tf::copy_slice_overlap(s.full_shape, tf::tensor_slice(s.full_shape.rank()), full, s.slice, part);
                     t = part;
