@@ -44,9 +44,9 @@ class queue_closed_error : public error { using error::error; };
 /// single-threaded, cannot wait for.
 class queue_blocked_error : public error { using error::error; };
 
-/// A queue of tuples of tensors (FIFO or random shuffle). Thread-safe. Every method throws with the
-/// location given (the op's node): invalid_argument_error for a tuple of the wrong dtypes/shapes,
-/// queue_closed_error and queue_blocked_error as above.
+/// A queue of tuples of tensors (FIFO, random shuffle, padding FIFO or priority: options::kind).
+/// Thread-safe. Every method throws with the location given (the op's node): invalid_argument_error
+/// for a tuple of the wrong dtypes/shapes, queue_closed_error and queue_blocked_error as above.
 class tensor_queue : public run_resource {
 public:
     static constexpr const char* kind_name = "Queue";
@@ -63,8 +63,7 @@ public:
         std::vector<dtype> types;        ///< component dtypes (>= 1; a PriorityQueue's start with int64)
         std::vector<graft::shape> shapes;  ///< per component (see order); empty: unconstrained
         std::int64_t capacity = -1;      ///< < 0: unbounded
-        bool shuffle = false;            ///< RandomShuffleQueue (the same as kind = order::shuffle)
-        order kind = order::fifo;
+        order kind = order::fifo;        ///< which queue (the order elements leave in)
         std::int64_t min_after_dequeue = 0;  ///< shuffle: elements left after a dequeue (unless closed)
         std::int64_t seed = 0, seed2 = 0;    ///< shuffle: both 0 draw a nondeterministic seed
     };
@@ -72,8 +71,6 @@ public:
     /// Throws invalid_argument_error for no component types, a shapes list of another length, or a
     /// shape that is not fully defined (TF's FIFO and shuffle queues keep TensorShapes).
     tensor_queue(options o, const location& where) : o_(std::move(o)) {
-        if (o_.shuffle) o_.kind = order::shuffle;
-        o_.shuffle = o_.kind == order::shuffle;
         if (o_.types.empty()) throw invalid_argument_error("a queue needs at least one component type", where);
         if (o_.kind == order::priority &&
             (o_.types[0] != dtype::int64 || (!o_.shapes.empty() && o_.shapes[0] != graft::shape{}))) {
@@ -93,7 +90,7 @@ public:
                                              where);
             }
         }
-        if (o_.shuffle) {
+        if (o_.kind == order::shuffle) {
             if (o_.seed == 0 && o_.seed2 == 0) {
                 std::random_device rd;
                 auto r64 = [&rd] { return (std::uint64_t{rd()} << 32) ^ rd(); };
@@ -256,7 +253,7 @@ private:
                                                  "elements (requested ", n, ", current size ", held, ")"),
                                      where);
         }
-        const std::int64_t keep = o_.shuffle ? o_.min_after_dequeue : 0;
+        const std::int64_t keep = o_.kind == order::shuffle ? o_.min_after_dequeue : 0;
         if (held - n >= keep) return n;
         throw queue_blocked_error(
             detail::cat(kind_text(), " '", o_.name, "' holds ", held, " elements; dequeuing ", n, " needs ", n + keep,
@@ -316,7 +313,7 @@ private:
         items_.push_back(std::move(t));
     }
     tuple take() {
-        if (!o_.shuffle) {
+        if (o_.kind != order::shuffle) {
             tuple t = std::move(items_.front());
             items_.pop_front();
             return t;
