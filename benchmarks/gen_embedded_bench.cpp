@@ -1,6 +1,6 @@
 // gen_embedded_bench OUT_DIR — writes the LeNet-size frozen graph bench_embedded measures
 // (OUT_DIR/lenet_bench.pb, random weights from fixed seeds) and its embedded header
-// (OUT_DIR/lenet_bench.hpp, graft::typed::generate_embedded). Run at build time by
+// (OUT_DIR/lenet_bench.hpp, graft::embedded::generate_embedded). Run at build time by
 // benchmarks/CMakeLists.txt, so no generated file is committed.
 #include <filesystem>
 #include <iostream>
@@ -9,7 +9,7 @@
 #include "graft/core/io.hpp"
 #include "graft/graph/build.hpp"
 #include "graft/tf/graph_io.hpp"
-#include "graft/typed/embedded.hpp"
+#include "graft/embedded/exporter.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 2) {
@@ -48,11 +48,11 @@ int main(int argc, char** argv) {
         h = b.op("Reshape", {h, b.constant(tensor::from_vector<std::int32_t>({-1, 400}), "flatten/shape")}, {}, "flatten/Reshape");
         dense(dense(dense(h, "fc1", 400, 120, true), "fc2", 120, 84, true), "fc3", 84, 10, false);
         graft::tf::write_graph(g, (fs::path(argv[1]) / "lenet_bench.pb").string());
-        graft::typed::embedded_options o;
+        graft::embedded::embedded_options o;
         o.outputs = {"logits"};
         o.ns = "lenet_bench";
         o.source = "lenet_bench.pb";
-        auto code = graft::typed::generate_embedded(g, o);
+        auto code = graft::embedded::generate_embedded(g, o);
         graft::write_file_atomic((fs::path(argv[1]) / "lenet_bench.hpp").string(), code.header);
         std::cout << "lenet_bench.hpp: " << code.weight_floats << " weight floats, arena " << code.arena_floats << " floats\n";
     } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
 // 06_embedded_lenet — train a LeNet-size CNN with graft, freeze it, and generate a self-contained
-// C++ header for a microcontroller-style build (graft::typed::generate_embedded, the library side of
+// C++ header for a microcontroller-style build (graft::embedded::generate_embedded, the library side of
 // `graft codegen --embedded`).
 //
 // 1. LeNet-5 on [N,28,28,1]: Conv2D 5x5x6 SAME + Relu, MaxPool 2, Conv2D 5x5x16 VALID + Relu,
@@ -31,7 +31,7 @@
 #include "graft/train/loop.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/variables.hpp"
-#include "graft/typed/embedded.hpp"
+#include "graft/embedded/exporter.hpp"
 
 namespace {
 
@@ -171,11 +171,11 @@ int main() {
     std::cout << "graft runtime on the held-out images: " << ok << "/" << n_eval << " = " << static_cast<double>(ok) / n_eval << "\n";
 
     // 3. the embedded header, and the held-out set for examples/embedded/lenet_main.cpp
-    graft::typed::embedded_options o;
+    graft::embedded::embedded_options o;
     o.outputs = {"probs"};
     o.ns = "lenet";
     o.source = "lenet.pb";
-    auto code = graft::typed::generate_embedded(frozen, o);
+    auto code = graft::embedded::generate_embedded(frozen, o);
     graft::write_file_atomic((dir / "lenet_embedded.hpp").string(), code.header);
     graft::write_file_atomic((dir / "eval_images.f32").string(),
                              std::string_view(static_cast<const char*>(xe.raw_data()), xe.nbytes()));

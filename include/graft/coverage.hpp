@@ -17,7 +17,7 @@
 #include "graft/autodiff/registry.hpp"
 #include "graft/exec/kernel.hpp"
 #include "graft/graph/op_registry.hpp"
-#include "graft/typed/embedded.hpp"
+#include "graft/embedded/exporter.hpp"
 
 namespace graft {
 
@@ -42,8 +42,8 @@ inline std::vector<op_coverage> op_coverage_table() {
     for (auto& n : table.names()) names.insert(n);
     for (auto& n : kernels.ops(device_kind::cpu)) names.insert(n);
     for (auto& n : kernels.ops(device_kind::cuda)) names.insert(n);
-    for (auto& n : typed::embedded_supported_ops()) names.insert(n);
-    const auto& emb = typed::embedded_supported_ops();
+    for (auto& n : graft::embedded::embedded_supported_ops()) names.insert(n);
+    const auto& emb = graft::embedded::embedded_supported_ops();
     std::vector<op_coverage> out;
     out.reserve(names.size());
     for (const auto& n : names) {

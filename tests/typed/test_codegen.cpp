@@ -6,7 +6,7 @@
 #include "graft/graph/build.hpp"
 #include "graft/tf/graph_io.hpp"
 #include "graft/typed/codegen.hpp"
-#include "graft/typed/embedded.hpp"
+#include "graft/embedded/exporter.hpp"
 #include "support/fixtures.hpp"
 
 namespace codegen_t {
@@ -96,16 +96,16 @@ TEST_CASE("codegen: ports from a signature; dtypes int64 and bool") {
 }
 
 TEST_CASE("codegen: both modes spell a port's shape NAME@d0,d1,... (embedded also takes NAME:dims)") {
-    auto a = graft::typed::parse_embedded_input("x@-1,28,28,1");
+    auto a = graft::embedded::parse_embedded_input("x@-1,28,28,1");
     CHECK(a.name == "x");
     CHECK(a.shape == std::vector<std::int64_t>{-1, 28, 28, 1});
-    auto b = graft::typed::parse_embedded_input("x:-1,784");
+    auto b = graft::embedded::parse_embedded_input("x:-1,784");
     CHECK(b.name == "x");
     CHECK(b.shape == std::vector<std::int64_t>{-1, 784});
-    auto c = graft::typed::parse_embedded_input("serving_default_x:0");  // a tensor, not a shape
+    auto c = graft::embedded::parse_embedded_input("serving_default_x:0");  // a tensor, not a shape
     CHECK(c.name == "serving_default_x:0");
     CHECK(c.shape.empty());
-    auto d = graft::typed::parse_embedded_input("in:0@1,3");
+    auto d = graft::embedded::parse_embedded_input("in:0@1,3");
     CHECK(d.name == "in:0");
     CHECK(d.shape == std::vector<std::int64_t>{1, 3});
     auto p = graft::typed::detail::parse_decl_port_spec("img=in:0@1,3");

@@ -20,14 +20,13 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 #include "graft/tf/graph_io.hpp"
-#include "graft/typed/embedded.hpp"
+#include "graft/embedded/exporter.hpp"
 #include "support/fixtures.hpp"
 
 namespace embedded_t {
 
 using graft::dtype;
 using graft::tensor;
-namespace typed = graft::typed;
 
 inline tensor uniform(graft::shape s, unsigned seed, float a) {
     tensor t(dtype::float32, s);
@@ -106,11 +105,11 @@ TEST_CASE("embedded: mnist-softmax .meta + checkpoint -> header -> -fno-exceptio
     auto dir = graft::test::scratch("typed_embedded_mnist");
 
     graft::meta_graph mg = graft::tf::load_meta_graph(meta.string());
-    typed::embedded_options o;
-    o.inputs = {typed::parse_embedded_input("Placeholder:-1,784")};
+    graft::embedded::embedded_options o;
+    o.inputs = {graft::embedded::parse_embedded_input("Placeholder:-1,784")};
     o.outputs = {"Add"};
     o.ns = "mnist_softmax";
-    typed::embedded_code code = typed::generate_embedded(mg, ckpt, o);
+    graft::embedded::embedded_code code = graft::embedded::generate_embedded(mg, ckpt, o);
     REQUIRE(code.inputs.size() == 1);
     CHECK(code.inputs[0].shape == std::vector<std::int64_t>{1, 784});
     CHECK(code.outputs[0].shape == std::vector<std::int64_t>{1, 10});
@@ -185,10 +184,10 @@ TEST_CASE("embedded: a small CNN (Conv2D SAME/VALID, strides 2, depthwise, batch
     auto logits = b.op("Add", {mm, b.constant(uniform({5}, 6, 0.1f), "out/bias")}, {}, "logits");
     b.op("Softmax", {logits}, {}, "probs");
 
-    typed::embedded_options o;
+    graft::embedded::embedded_options o;
     o.outputs = {"probs", "logits:0"};
     o.ns = "cnn";
-    typed::embedded_code code = typed::generate_embedded(g, o);  // input shape from the Placeholder
+    graft::embedded::embedded_code code = graft::embedded::generate_embedded(g, o);  // input shape from the Placeholder
     REQUIRE(code.inputs.size() == 1);
     CHECK(code.inputs[0].shape == std::vector<std::int64_t>{1, 12, 12, 3});
     REQUIRE(code.outputs.size() == 2);
@@ -248,28 +247,28 @@ TEST_CASE("embedded: unsupported op, unknown non-batch dim, missing names are er
     auto z = b.placeholder("z", dtype::float32, graft::shape{-1, -1});
     b.op("Tanh", {z}, {}, "zt");
 
-    typed::embedded_options o;
+    graft::embedded::embedded_options o;
     o.outputs = {"y"};
-    auto e1 = graft::test::expect_error<graft::unimplemented_error>([&] { (void)typed::generate_embedded(g, o); });
+    auto e1 = graft::test::expect_error<graft::unimplemented_error>([&] { (void)graft::embedded::generate_embedded(g, o); });
     CHECK(std::string(e1.what()).find("'swap' (op Transpose)") != std::string::npos);
     CHECK(std::string(e1.what()).find("Conv2D") != std::string::npos);  // lists the supported ops
     o.outputs = {"zt"};
-    auto e2 = graft::test::expect_error<graft::shape_error>([&] { (void)typed::generate_embedded(g, o); });
+    auto e2 = graft::test::expect_error<graft::shape_error>([&] { (void)graft::embedded::generate_embedded(g, o); });
     CHECK(std::string(e2.what()).find("node 'z'") != std::string::npos);
     CHECK(std::string(e2.what()).find("dim 1") != std::string::npos);
-    o.inputs = {typed::parse_embedded_input("z:-1,3")};  // given, it generates
-    CHECK(typed::generate_embedded(g, o).outputs[0].shape == std::vector<std::int64_t>{1, 3});
+    o.inputs = {graft::embedded::parse_embedded_input("z:-1,3")};  // given, it generates
+    CHECK(graft::embedded::generate_embedded(g, o).outputs[0].shape == std::vector<std::int64_t>{1, 3});
     o.inputs = {};
     o.outputs = {"ok", "nope:0"};
-    auto e3 = graft::test::expect_error<graft::not_found_error>([&] { (void)typed::generate_embedded(g, o); });
+    auto e3 = graft::test::expect_error<graft::not_found_error>([&] { (void)graft::embedded::generate_embedded(g, o); });
     CHECK(std::string(e3.what()).find("'nope:0'") != std::string::npos);
     CHECK(std::string(e3.what()).find("zt") != std::string::npos);  // candidates listed
     o.outputs = {"ok"};
-    o.inputs = {typed::parse_embedded_input("w:-1,4")};
-    CHECK_THROWS_AS((void)typed::generate_embedded(g, o), graft::not_found_error);
+    o.inputs = {graft::embedded::parse_embedded_input("w:-1,4")};
+    CHECK_THROWS_AS((void)graft::embedded::generate_embedded(g, o), graft::not_found_error);
     o.inputs = {};
     o.ns = "not a namespace";
-    CHECK_THROWS_AS((void)typed::generate_embedded(g, o), graft::invalid_argument_error);
+    CHECK_THROWS_AS((void)graft::embedded::generate_embedded(g, o), graft::invalid_argument_error);
 
 #ifdef GRAFT_CLI
     auto meta = graft::test::fixture("mnist-softmax/train_model.ckpt.meta");

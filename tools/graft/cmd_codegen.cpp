@@ -1,6 +1,6 @@
 // `graft codegen --embedded MODEL [--ckpt PREFIX] [--inputs name[@d0,d1,...]...] --outputs name...
 // [--namespace NS] -o net.hpp` — a self-contained C++ header for embedded inference
-// (graft::typed::generate_embedded).
+// (graft::embedded::generate_embedded).
 // `graft codegen MODEL [--signature S | --inputs [PORT=]TENSOR[@dims]... --outputs ...] [--scope NAME]
 // -o model.hpp` — the typed declaration of the graph (graft::typed::declaration): a
 // graft::typed::subgraph<> with its ports, variables and scope, to bind with graft::load<T>.
@@ -13,7 +13,7 @@
 #include "graft/core/io.hpp"
 #include "graft/tf/graph_io.hpp"
 #include "graft/typed/codegen.hpp"
-#include "graft/typed/embedded.hpp"
+#include "graft/embedded/exporter.hpp"
 
 namespace graft_cmd_codegen {  // named, not anonymous: the CLI builds as one unity translation unit
 
@@ -25,12 +25,12 @@ struct codegen_args {
 };
 
 void run_embedded(const codegen_args& a) {
-    graft::typed::embedded_options o;
-    for (auto& spec : a.inputs) o.inputs.push_back(graft::typed::parse_embedded_input(spec));
+    graft::embedded::embedded_options o;
+    for (auto& spec : a.inputs) o.inputs.push_back(graft::embedded::parse_embedded_input(spec));
     o.outputs = a.outputs;
     if (!a.ns.empty()) o.ns = a.ns;
     o.struct_name = a.struct_name;
-    auto code = graft::typed::generate_embedded_file(a.model, a.ckpt, o);
+    auto code = graft::embedded::generate_embedded_file(a.model, a.ckpt, o);
     graft::write_file_atomic(a.out, code.header);
     for (auto& p : code.inputs) std::cout << "input  " << p.param << ": " << p.tensor << " float" << graft::shape(p.shape).str() << "\n";
     for (auto& p : code.outputs) std::cout << "output " << p.param << ": " << p.tensor << " float" << graft::shape(p.shape).str() << "\n";

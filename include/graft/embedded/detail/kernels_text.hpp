@@ -1,7 +1,7 @@
-// graft/typed/detail/embedded_kernels.hpp — the C++ source text of the loops that
-// graft::typed::generate_embedded writes into a generated header (one function per kernel, only
+// graft/embedded/detail/kernels_text.hpp — the C++ source text of the loops that
+// graft::embedded::generate_embedded writes into a generated header (one function per kernel, only
 // the ones a graph uses), and the exact float literals of its weights. Internal: include
-// graft/typed/embedded.hpp.
+// graft/embedded/exporter.hpp.
 //
 // Every kernel works on one sample, row-major, NHWC with HWIO filters (the output channel is the
 // innermost loop, so compilers vectorize it). MatMul, convolutions and pools are templates over
@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-namespace graft::embedded_detail {
+namespace graft::embedded::detail {
 
 /// The exact C++ literal of `v`: a hex-float ("0x1.99999ap-4f"), or a limits expression for
 /// infinities and NaN. Never throws (except bad_alloc).
@@ -278,4 +278,4 @@ inline std::string binary_kernel(const std::string& fn, const std::string& expr)
            "    }\n}\n";
 }
 
-}  // namespace graft::embedded_detail
+}  // namespace graft::embedded::detail

@@ -1,11 +1,11 @@
-// graft/typed/embedded.hpp — embedded inference: a real graph + its weights -> one self-contained
+// graft/embedded/exporter.hpp — embedded inference: a real graph + its weights -> one self-contained
 // C++ header with a typed forward function (graft codegen --embedded). Link graft::tf.
 //
-//   graft::typed::embedded_options o;
-//   o.inputs = {graft::typed::parse_embedded_input("Placeholder:-1,784")};  // batch -1 -> 1
+//   graft::embedded::embedded_options o;
+//   o.inputs = {graft::embedded::parse_embedded_input("Placeholder:-1,784")};  // batch -1 -> 1
 //   o.outputs = {"Add"};
 //   o.ns = "mnist";
-//   auto code = graft::typed::generate_embedded(graft::tf::load_meta_graph("train_model.ckpt.meta"),
+//   auto code = graft::embedded::generate_embedded(graft::tf::load_meta_graph("train_model.ckpt.meta"),
 //                                               std::string("train_model.ckpt"), o);
 //   graft::write_file_atomic("mnist.hpp", code.header);  // graft/core/io.hpp
 //   // then, in firmware built with -fno-exceptions -fno-rtti and no graft at all:
@@ -47,9 +47,9 @@
 #include "graft/surgery/values.hpp"
 #include "graft/tf/checkpoint.hpp"
 #include "graft/tf/graph_io.hpp"
-#include "graft/typed/detail/embedded_kernels.hpp"
+#include "graft/embedded/detail/kernels_text.hpp"
 
-namespace graft::typed {
+namespace graft::embedded {
 
 /// One input of the generated function: a Placeholder (or any tensor, which is then fed instead
 /// of computed) and its shape; an empty shape takes the Placeholder's shape attr.
@@ -125,11 +125,11 @@ inline embedded_input parse_embedded_input(std::string_view spec) {
     return in;
 }
 
-}  // namespace graft::typed
+}  // namespace graft::embedded
 
 // The implementation lives outside graft::typed, whose type-level names (shape, step, value, ...)
 // would hide graft's own.
-namespace graft::embedded_detail {
+namespace graft::embedded::detail {
 
 inline std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     std::string r;
@@ -196,17 +196,17 @@ struct weight {
 
 class planner {
 public:
-    planner(const graph& g, const typed::embedded_options& o) : g_(g), o_(o) {}
+    planner(const graph& g, const embedded::embedded_options& o) : g_(g), o_(o) {}
 
-    typed::embedded_code run();
+    embedded::embedded_code run();
 
 private:
     const graph& g_;
-    const typed::embedded_options& o_;
+    const embedded::embedded_options& o_;
     std::unordered_map<std::string, value> values_;       // "node:i"
     std::unordered_map<std::string, int> state_;          // node -> 1 visiting, 2 done
     std::map<std::string, int> input_index_;              // "node:i" -> input port
-    std::vector<typed::embedded_port> inputs_, outputs_;
+    std::vector<embedded::embedded_port> inputs_, outputs_;
     std::vector<buffer_use> buffers_;
     std::vector<step> steps_;
     std::vector<weight> weights_;
@@ -219,7 +219,7 @@ private:
         throw unimplemented_error(
             graft::detail::cat("embedded codegen: ", why.empty() ? "op " + n.op + " is not supported" : why),
             location::at_node(n.name, n.op),
-            "supported ops: " + join(typed::embedded_supported_ops()) +
+            "supported ops: " + join(embedded::embedded_supported_ops()) +
                 " (and any subgraph of constants); choose --outputs before this node or give it as an --input");
     }
     [[noreturn]] void fail_shape(const node& n, const std::string& why) const {
@@ -528,6 +528,6 @@ inline void planner::compute(const node& n) {
     fail_unsupported(n);
 }
 
-}  // namespace graft::embedded_detail
+}  // namespace graft::embedded::detail
 
-#include "graft/typed/detail/embedded_plan.hpp"
+#include "graft/embedded/detail/plan.hpp"

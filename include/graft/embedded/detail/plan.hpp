@@ -1,12 +1,12 @@
-// graft/typed/detail/embedded_plan.hpp — the rest of graft::typed::generate_embedded: the
+// graft/embedded/detail/plan.hpp — the rest of graft::embedded::generate_embedded: the
 // compute ops (broadcasting binaries, MatMul, convolutions and pools, batch norm folded to a
 // scale and shift), the arena allocation by liveness, the header text, and the public entry
-// points. Internal: include graft/typed/embedded.hpp.
+// points. Internal: include graft/embedded/exporter.hpp.
 #pragma once
 
-#include "graft/typed/embedded.hpp"
+#include "graft/embedded/exporter.hpp"
 
-namespace graft::embedded_detail {
+namespace graft::embedded::detail {
 
 inline void planner::binary(const node& n, const std::string& op, int a, int b) {
     const value& va = get(n.inputs.at(static_cast<std::size_t>(a)));
@@ -362,6 +362,6 @@ inline std::string planner::ref_expr(const ref& r) const {
     return off ? "arena + " + std::to_string(off) : std::string("arena");
 }
 
-}  // namespace graft::embedded_detail
+}  // namespace graft::embedded::detail
 
-#include "graft/typed/detail/embedded_emit.hpp"
+#include "graft/embedded/detail/emit.hpp"
