@@ -31,7 +31,7 @@ set_target_properties(graft_tf PROPERTIES EXPORT_NAME tf POSITION_INDEPENDENT_CO
 # (exec_kernels_{core,array,array_more,elementwise,math_more,nn,nn_more,indexing,image}.cpp keep
 # -O3). Linear algebra (Eigen's decompositions, rarely a model's hot path) compiles at -O2:
 # 206 s at -O3, 170 s at -O2 (-O1 stops inlining Eigen's expression templates).
-set(GRAFT_TF_COLD_SOURCES typed_runtime gradient_rules op_table graph_io codec_graph codec_meta exec_kernels
+set(GRAFT_TF_COLD_SOURCES typed_runtime gradient_rules gradients clone import saver op_table graph_io codec_graph codec_meta exec_kernels
     exec_kernels_checkpoint_ops exec_kernels_saver_v1 exec_kernels_functional exec_kernels_queue
     exec_kernels_tensor_array exec_kernels_summary exec_kernels_parsing exec_kernels_collective
     exec_kernels_clustering)
@@ -66,9 +66,10 @@ target_include_directories(graft_tf PUBLIC
   $<BUILD_INTERFACE:${GRAFT_PROTO_OUT}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(graft_tf PUBLIC graft protobuf::libprotobuf Snappy::snappy)
-# The op table and the gradient rules are compiled in (src/tf/op_table.cpp, gradient_rules.cpp):
-# graft::tf's users see their declarations only.
-target_compile_definitions(graft_tf PUBLIC GRAFT_OP_TABLE_COMPILED GRAFT_GRADIENT_RULES_COMPILED)
+# The compiled parts (graft/core/config.hpp lists them: op table, gradient rules, session planner and
+# run, gradients, clone, import, saver, typed runtime) come from src/tf/*.cpp: graft::tf's users
+# see their declarations only.
+target_compile_definitions(graft_tf PUBLIC GRAFT_SEPARATE_COMPILATION)
 graft_warnings_for(graft_tf)
 install(DIRECTORY ${GRAFT_PROTO_OUT}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.pb.h")
 set(GRAFT_HAVE_TF 1)

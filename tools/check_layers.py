@@ -30,6 +30,7 @@ LAYERS = [
     "autodiff",
     "train",
     "surgery",
+    "embedded",    # the embedded exporter: a frozen graph -> one self-contained C++ header
     "typed",
     "top",         # umbrella headers (graft.hpp, graph_all.hpp, ...), tools, examples
 ]
@@ -47,6 +48,7 @@ FOLDERS = {
     "include/graft/autodiff": "autodiff",
     "include/graft/train": "train",
     "include/graft/surgery": "surgery",
+    "include/graft/embedded": "embedded",
     "include/graft/typed": "typed",
     "include/graft": "top",
     "src/cuda": "cuda",
@@ -64,9 +66,14 @@ FILES = {
     "src/tf/graph_io.cpp": "tf-graph",
     "src/tf/snappy.cpp": "tf",
     "src/tf/tf_layer.cpp": "tf",
-    # The compiled op table and gradient rules (see ARCHITECTURE.md, Targets).
+    # The compiled parts (core/config.hpp's list; ARCHITECTURE.md, Targets): each file its part's layer.
     "src/tf/op_table.cpp": "graph",
     "src/tf/gradient_rules.cpp": "autodiff",
+    "src/tf/gradients.cpp": "autodiff",
+    "src/tf/session.cpp": "exec",
+    "src/tf/clone.cpp": "surgery",
+    "src/tf/import.cpp": "surgery",
+    "src/tf/saver.cpp": "train",
     "src/tf/typed_runtime.cpp": "typed",
     # Data-parallel training and sharded checkpoints build training graphs and drive sessions.
     "include/graft/dist/data_parallel.hpp": "train",
@@ -78,18 +85,20 @@ FILES = {
 PATTERNS = [(re.compile(r"^src/tf/exec_kernels[a-z0-9_]*\.cpp$"), "exec")]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(graft/[^"]+)"')
-IF = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b\s*(\S*)")
+IF = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b\s*(.*)$")
 ENDIF = re.compile(r"^\s*#\s*endif\b")
-FALLBACK = re.compile(r"^GRAFT_[A-Z_]+_COMPILED$")
+# core/config.hpp's one switch: a compiled part's header includes its definitions under
+# `#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_<PART>)`.
+FALLBACK = re.compile(r"^!\s*defined\s*\(?\s*GRAFT_SEPARATE_COMPILATION\b")
 
 
 def includes_of(text):
-    """(line, target, in_fallback) for each graft include, tracking #ifndef GRAFT_*_COMPILED."""
+    """(line, target, in_fallback) for each graft include, tracking the header-only fallbacks."""
     stack, out = [], []
     for n, line in enumerate(text.splitlines(), 1):
         m = IF.match(line)
         if m:
-            stack.append(m.group(1) == "ifndef" and bool(FALLBACK.match(m.group(2))))
+            stack.append(m.group(1) == "if" and bool(FALLBACK.match(m.group(2))))
             continue
         if ENDIF.match(line):
             if stack:

@@ -1,4 +1,4 @@
-// graft's op table (graph/op_table.hpp), compiled once into graft::tf: programs that link graft::tf
-// see only its declaration (GRAFT_OP_TABLE_COMPILED), so adding a spec line recompiles this file.
-#define GRAFT_OP_TABLE_LINKAGE
-#include "graft/graph/op_table.hpp"
+// graft's op table (graph/op_table.hpp), a compiled part of graft::tf (core/config.hpp): programs
+// that link graft::tf see only builtin_op_specs()' declaration, so adding a spec line recompiles this file.
+#define GRAFT_COMPILING_OP_TABLE
+#include "graft/graph/op_registry.hpp"

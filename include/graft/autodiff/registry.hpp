@@ -20,18 +20,17 @@
 
 #include "graft/autodiff/rule.hpp"
 
-// graft::tf compiles the built-in rules once (src/tf/gradient_rules.cpp) and tells the programs that
-// link it with GRAFT_GRADIENT_RULES_COMPILED, so a new rule recompiles one file; a program without
-// graft::tf gets them inline from here.
-#ifndef GRAFT_GRADIENT_RULES_COMPILED
+// The built-in rules are a compiled part (core/config.hpp): with graft::tf, src/tf/gradient_rules.cpp
+// compiles them once, so a new rule recompiles one file; a program without graft::tf gets them inline.
+#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_GRADIENT_RULES)
 #include "graft/autodiff/rules/all.hpp"
+
+namespace graft::autodiff {
+GRAFT_INLINE gradient_registry& gradient_registry::global() { return rules::builtin_registry(); }
+}  // namespace graft::autodiff
 #endif
 
 namespace graft::autodiff {
-
-#ifndef GRAFT_GRADIENT_RULES_COMPILED
-inline gradient_registry& gradient_registry::global() { return rules::builtin_registry(); }
-#endif
 
 /// Registers the gradient rule of `op` in the global registry (replacing graft's own, if any).
 inline void register_gradient(std::string op, gradient_fn fn) { gradient_registry::global().add(std::move(op), std::move(fn)); }

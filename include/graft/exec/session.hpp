@@ -255,7 +255,10 @@ private:
 
 }  // namespace graft::exec
 
+// The planner and run() are a compiled part (core/config.hpp): src/tf/session.cpp with graft::tf.
+#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_SESSION)
 #include "graft/exec/detail/session_impl.hpp"
+#endif
 
 #if defined(GRAFT_WITH_CUDA)
 // A program linked with graft::cuda gets GPU placement without a call: the backend and the GPU

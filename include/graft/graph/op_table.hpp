@@ -26,13 +26,9 @@
 #include "graft/graph/op_specs/parsing.hpp"
 #include "graft/graph/op_specs/queue.hpp"
 
-#ifndef GRAFT_OP_TABLE_LINKAGE
-#define GRAFT_OP_TABLE_LINKAGE inline  // src/tf/op_table.cpp defines it empty: one definition there
-#endif
-
 namespace graft::detail {
 
-GRAFT_OP_TABLE_LINKAGE const std::vector<std::string>& builtin_op_specs() {
+GRAFT_INLINE const std::vector<std::string>& builtin_op_specs() {
     static const std::vector<std::string> specs = [] {
         std::vector<std::string> s = {
             // ---- sources, identity, control

@@ -223,4 +223,7 @@ inline clone_result clone(meta_graph& g, const clone_options& o) { return clone_
 
 }  // namespace graft::surgery
 
+// clone_into() is a compiled part (core/config.hpp): src/tf/clone.cpp with graft::tf.
+#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_CLONE)
 #include "graft/surgery/detail/clone_impl.hpp"
+#endif

@@ -458,7 +458,8 @@ typed::bound<Net> load(const S&... sources) {
 
 }  // namespace graft
 
-// GRAFT_TYPED_IMPLEMENTATION: defined only by src/tf/typed_runtime.cpp, which compiles the runtime.
-#if defined(GRAFT_TYPED_IMPLEMENTATION)
+// The typed runtime is a compiled part of graft::tf only (core/config.hpp): src/tf/typed_runtime.cpp
+// defines GRAFT_COMPILING_TYPED and compiles it; a program using graft::load links graft::tf.
+#if defined(GRAFT_COMPILING_TYPED)
 #include "graft/typed/detail/bind_impl.hpp"
 #endif

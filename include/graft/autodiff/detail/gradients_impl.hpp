@@ -297,7 +297,7 @@ inline std::vector<std::optional<endpoint>> walk(graph& g, const std::vector<end
 
 namespace graft::autodiff {
 
-inline std::vector<std::optional<endpoint>> gradients(graph& g, const std::vector<endpoint>& ys,
+GRAFT_INLINE std::vector<std::optional<endpoint>> gradients(graph& g, const std::vector<endpoint>& ys,
                                                       const std::vector<endpoint>& xs,
                                                       const std::vector<endpoint>& grad_ys,
                                                       const gradient_options& options) {

@@ -291,7 +291,7 @@ std::vector<const node*> order_loops(const graph& g, const std::vector<const nod
 
 }  // namespace impl
 
-inline const plan& session::prepare(const std::vector<std::string>& feed_names,
+GRAFT_INLINE const plan& session::prepare(const std::vector<std::string>& feed_names,
                                     const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets) {
     std::string key;
@@ -586,7 +586,7 @@ inline const plan& session::prepare(const std::vector<std::string>& feed_names,
     return *slot;
 }
 
-inline std::vector<tensor> session::run(const feed_list& feeds, const std::vector<std::string>& fetches,
+GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std::vector<std::string>& fetches,
                                         const std::vector<std::string>& targets) {
     std::vector<std::string> feed_names;
     feed_names.reserve(feeds.size());

@@ -937,7 +937,7 @@ public:
 /// Clones the ops between o.inputs and o.outputs of `src` into `dst` under o.scope (see the top of
 /// graft/surgery/clone.hpp). `dst` may be `src`. Throws like clone(); on a throw `dst` is unchanged
 /// (except op definitions and functions registered for the copy).
-inline clone_result clone_into(meta_graph& dst, const meta_graph& src, const clone_options& o) {
+GRAFT_INLINE clone_result clone_into(meta_graph& dst, const meta_graph& src, const clone_options& o) {
     clone_detail::cloner c(dst, src, o);
     c.index_snapshots();
     return c.run();

@@ -1,7 +1,7 @@
 // graft/typed/detail/bind_impl.hpp — the non-template part of typed/bind.hpp: loading, wiring,
 // checking and restoring the leaves, and the runtime state of a bound graph (MetaGraph, session,
 // training ops, saver). Compiled once into graft::tf by src/tf/typed_runtime.cpp (which defines
-// GRAFT_TYPED_IMPLEMENTATION and includes typed/bind.hpp). Not to be included directly.
+// GRAFT_COMPILING_TYPED and includes typed/bind.hpp). Not to be included directly.
 #pragma once
 
 #ifndef GRAFT_TYPED_BIND_HPP_INCLUDED
