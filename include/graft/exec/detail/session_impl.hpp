@@ -289,6 +289,321 @@ std::vector<const node*> order_loops(const graph& g, const std::vector<const nod
     return out;
 }
 
+/// session::prepare's phases, in order; each reads what the ones before it left in the members.
+///   resolve       feeds, fetches and targets as endpoints / nodes, checked against the graph
+///   prune         the nodes the fetches and targets need, stopping at fed tensors
+///   place         a device and kernel per needed node (every missing kernel reported at once)
+///   order         Kahn order (loops laid out as frames), then the remapper's fused chains
+///   assign_slots  one value slot per output, each step's input slots and last uses
+class plan_builder {
+public:
+    plan_builder(const graph& g, session_state& state, const std::vector<std::string>& feed_names,
+                 const std::vector<std::string>& fetches, const std::vector<std::string>& targets)
+        : g_(g), state_(state), kernels_(kernel_registry::global()), opts_(state.options), feed_names_(feed_names),
+          fetches_(fetches), targets_(targets), p_(std::make_unique<plan>()) {}
+
+    /// The plan, or what the first failing phase throws.
+    std::unique_ptr<plan> build() {
+        resolve();
+        prune();
+        place();
+        order();
+        assign_slots();
+        return std::move(p_);
+    }
+
+private:
+    void resolve() {
+        // Feeds and fetches as endpoints, checked against the graph.
+        auto check_endpoint = [&](const endpoint& e, const char* what) {
+            const node* n = g_.find(e.node);
+            if (!n) {
+                (void)g_.at(e.node);  // throws not_found_error with close names
+            }
+            auto k = n->try_num_outputs(g_.registry());
+            if (k && (e.index < 0 || e.index >= *k)) {
+                throw not_found_error(detail::cat(what, " '", e.str(), "': op ", n->op, " has ", *k, " outputs"),
+                                      location::at_node(n->name, n->op).with_tensor(e.str()));
+            }
+        };
+        for (std::size_t i = 0; i < feed_names_.size(); ++i) {
+            auto e = endpoint::parse(feed_names_[i]);
+            check_endpoint(e, "feed");
+            if (!feed_index_.emplace(e, static_cast<int>(i)).second) {
+                throw invalid_argument_error(detail::cat("tensor '", e.str(), "' is fed twice"), location::at_tensor(e.str()));
+            }
+        }
+        for (auto& f : fetches_) {
+            fetch_eps_.push_back(impl::parse_fetch(f));
+            check_endpoint(fetch_eps_.back(), "fetch");
+        }
+        for (auto& t : targets_) target_nodes_.push_back(&g_.at(impl::target_name(t)));
+    }
+
+    void prune() {
+        // Prune: everything the fetches and targets reach, stopping at fed tensors.
+        std::vector<const node*> stack;
+        auto visit = [&](const node* n) {
+            if (needed_.insert(n).second) stack.push_back(n);
+        };
+        for (auto& e : fetch_eps_) {
+            if (!feed_index_.count(e)) visit(g_.find(e.node));
+        }
+        for (auto* n : target_nodes_) visit(n);
+        while (!stack.empty()) {
+            const node* n = stack.back();
+            stack.pop_back();
+            for (auto& in : n->inputs) {
+                if (feed_index_.count(in)) continue;
+                const node* src = g_.find(in.node);
+                if (!src) {
+                    throw graph_error(detail::cat("input '", in.input_str(), "' names a node that is not in the graph"),
+                                      location::at_node(n->name, n->op), "fix the graph or feed that tensor");
+                }
+                visit(src);
+            }
+            for (auto& c : n->control_inputs) {
+                const node* src = g_.find(c);
+                if (!src) {
+                    throw graph_error(detail::cat("control input '^", c, "' names a node that is not in the graph"),
+                                      location::at_node(n->name, n->op));
+                }
+                visit(src);
+            }
+        }
+    }
+
+    void place() {
+        // Placement and kernels, all missing ones reported at once.
+        std::map<std::string, std::vector<std::string>> missing;
+        for (auto& n : g_) {
+            if (!needed_.count(&n)) continue;
+            auto d = place_node(n, g_.registry(), kernels_, opts_, [](device_kind k) { return device_count(k); });
+            if (!d.kernel) missing[n.op].push_back(n.name);
+            placed_.emplace(&n, std::move(d));
+        }
+        // A constant placed on a device whose every reader wants it on the host (shapes, axes, an
+        // optimizer's scalars: kernel_def::host_inputs) or runs on the CPU stays on the host, as TF's
+        // placer keeps host-memory constants there: no device copy, no synchronizing copy back.
+        {
+            std::unordered_map<const node*, bool> host_only;
+            for (auto& n : g_) {
+                if (!needed_.count(&n)) continue;
+                const auto& rd = placed_.at(&n);
+                for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+                    const node* src = g_.find(n.inputs[k].node);
+                    if (!src || src->op != "Const" || feed_index_.count(n.inputs[k])) continue;
+                    auto it = placed_.find(src);
+                    if (it == placed_.end() || it->second.dev.is_cpu()) continue;
+                    bool on_host = rd.dev.is_cpu() || (rd.kernel && rd.kernel->def.reads_on_host(static_cast<int>(k)));
+                    auto [h, fresh] = host_only.try_emplace(src, on_host);
+                    if (!fresh) h->second = h->second && on_host;
+                }
+            }
+            for (auto& [src, only_host] : host_only) {
+                if (!only_host) continue;
+                auto& d = placed_.at(src);
+                if (const auto* cpu = kernels_.find_entry(device_kind::cpu, src->op)) {
+                    d.dev = device{};
+                    d.kernel = cpu;
+                    d.note = "kept on the host: every reader takes it in host memory";
+                }
+            }
+        }
+        if (opts_.log_device_placement) {
+            for (auto& n : g_) {
+                if (!needed_.count(&n)) continue;
+                const auto& d = placed_.at(&n);
+                std::cerr << "graft: " << n.name << " (" << n.op << ") -> " << d.dev.str()
+                          << (d.note.empty() ? "" : "  [" + d.note + "]") << "\n";
+            }
+        }
+        if (!missing.empty()) {
+            std::string msg = "graft has no CPU kernel for ";
+            std::string first_node, first_op;
+            for (auto& [op, nodes] : missing) {
+                msg += "op " + op + " (node" + (nodes.size() > 1 ? "s " : " ");
+                for (std::size_t i = 0; i < nodes.size() && i < 5; ++i) msg += (i ? ", '" : "'") + nodes[i] + "'";
+                if (nodes.size() > 5) msg += detail::cat(", ... ", nodes.size() - 5, " more");
+                msg += "); ";
+                if (first_node.empty()) { first_node = nodes[0]; first_op = op; }
+            }
+            msg.resize(msg.size() - 2);
+            throw unimplemented_error(msg, location::at_node(first_node, first_op), register_kernel_hint());
+        }
+    }
+
+    void order() {
+        // Order: Kahn's algorithm over the needed nodes, ties in graph insertion order. A while loop's
+        // back edges (NextIteration -> Merge) are not ordering edges.
+        std::unordered_map<const node*, int> order_pos;
+        std::vector<const node*> in_order;
+        for (auto& n : g_) if (needed_.count(&n)) { order_pos[&n] = static_cast<int>(in_order.size()); in_order.push_back(&n); }
+        auto for_each_source = [&](const node* n, auto&& fn) {
+            for (auto& in : n->inputs) {
+                if (feed_index_.count(in)) continue;
+                const node* src = g_.find(in.node);
+                if (!impl::is_next_iteration(src->op)) fn(src);
+            }
+            for (auto& c : n->control_inputs) {
+                const node* src = g_.find(c);
+                if (!impl::is_next_iteration(src->op)) fn(src);
+            }
+        };
+        std::vector<int> indeg(in_order.size(), 0);
+        std::vector<std::vector<int>> succ(in_order.size());
+        bool has_loops = false;
+        for (std::size_t i = 0; i < in_order.size(); ++i) {
+            has_loops |= impl::is_enter(in_order[i]->op);
+            for_each_source(in_order[i], [&](const node* src) {
+                auto it = order_pos.find(src);
+                if (it == order_pos.end()) return;
+                succ[static_cast<std::size_t>(it->second)].push_back(static_cast<int>(i));
+                ++indeg[i];
+            });
+        }
+        // Ops marked run_early / run_late (op_traits) go before / after the other ready steps.
+        std::vector<std::uint8_t> sched(in_order.size(), 1);
+        bool any_sched = false;
+        for (std::size_t i = 0; i < in_order.size(); ++i) {
+            if (const op_def* od = g_.registry().find(in_order[i]->op)) {
+                if (od->traits.run_early) sched[i] = 0;
+                if (od->traits.run_late) sched[i] = 2;
+                any_sched |= sched[i] != 1;
+            }
+        }
+        for (int i : impl::kahn_order(in_order.size(), succ, indeg, any_sched ? &sched : nullptr)) {
+            topo_.push_back(in_order[static_cast<std::size_t>(i)]);
+        }
+        if (topo_.size() != in_order.size()) {
+            std::string cyc;
+            for (std::size_t i = 0; i < in_order.size() && cyc.size() < 300; ++i)
+                if (indeg[i] > 0) cyc += (cyc.empty() ? "" : ", ") + in_order[i]->name;
+            throw graph_error("the nodes needed for this run form a cycle: " + cyc,
+                              location::at_node(topo_.empty() ? in_order[0]->name : cyc.substr(0, cyc.find(','))),
+                              "break the cycle (only while loops may have back edges, through NextIteration)");
+        }
+        if (has_loops) topo_ = impl::order_loops(g_, topo_, feed_index_, *p_);
+        if (opts_.fuse_ops && !has_loops && kernels_.find_entry(device_kind::cpu, "_FusedMatMul") &&
+            kernels_.find_entry(device_kind::cpu, "_FusedConv2D")) {
+            topo_ = impl::fuse_chains(g_, topo_, feed_index_, fetch_eps_, target_nodes_, placed_, *p_, fused_);
+            for (auto [last, f] : fused_) {
+                placement_decision d = placed_.at(last);
+                d.kernel = kernels_.find_entry(device_kind::cpu, f->op);
+                placed_.emplace(f, std::move(d));
+            }
+        }
+    }
+
+    void assign_slots() {
+        // Slots: feeds first, then every step's outputs.
+        std::unordered_map<const node*, int> step_of, first_slot;
+        int slots = static_cast<int>(feed_names_.size());
+        for (std::size_t i = 0; i < feed_names_.size(); ++i) {
+            p_->feeds.emplace_back(static_cast<int>(i), static_cast<int>(i));
+            const node* n = g_.find(endpoint::parse(feed_names_[i]).node);
+            p_->fed_placeholders.push_back(n && (n->op == "Placeholder" || n->op == "PlaceholderWithDefault") ? n : nullptr);
+        }
+        for (const node* n : topo_) {
+            plan::step s;
+            s.n = n;
+            const auto& pd = placed_.at(n);
+            s.kernel = &pd.kernel->fn;
+            s.def = &pd.kernel->def;
+            s.dev = pd.dev;
+            if (!s.dev.is_cpu()) s.ctx = &state_.context(s.dev);  // looked up once, not per kernel call
+            s.num_outputs = g_.num_outputs(*n);
+            s.first_output = slots;
+            s.is_merge = n->op == "Merge" || n->op == "RefMerge";
+            slots += s.num_outputs;
+            step_of[n] = static_cast<int>(p_->steps.size());
+            first_slot[n] = s.first_output;
+            p_->steps.push_back(std::move(s));
+        }
+        for (auto [last, f] : fused_) {  // readers name the chain's last node
+            step_of[last] = step_of.at(f);
+            first_slot[last] = first_slot.at(f);
+        }
+        p_->num_slots = slots;
+        auto slot_of = [&](const endpoint& e, const node* reader) -> int {
+            if (auto it = feed_index_.find(e); it != feed_index_.end()) return it->second;
+            const node* src = g_.find(e.node);
+            auto it = first_slot.find(src);
+            if (it == first_slot.end()) {
+                throw graph_error(detail::cat("input '", e.str(), "' is not computed in this run"),
+                                  location::at_node(reader ? reader->name : e.node));
+            }
+            const auto& st = p_->steps[static_cast<std::size_t>(step_of[src])];
+            if (e.index < 0 || e.index >= st.num_outputs) {
+                throw graph_error(detail::cat("input '", e.str(), "' asks for output ", e.index, " but op ", src->op,
+                                              " has ", st.num_outputs),
+                                  location::at_node(reader ? reader->name : src->name, reader ? reader->op : src->op));
+            }
+            return it->second + e.index;
+        };
+        // A Const's value, read directly or through Identity nodes, with no feed on the way: the same
+        // tensor on every run (kernels may keep what they derive from it: kernel_context::memo).
+        auto from_constant = [&](endpoint e) {
+            for (int hop = 0; hop < 64; ++hop) {
+                if (feed_index_.count(e)) return false;
+                const node* src = g_.find(e.node);
+                if (!src) return false;
+                if (src->op == "Const") return true;
+                if (src->op != "Identity" || src->inputs.size() != 1) return false;
+                e = src->inputs[0];
+            }
+            return false;
+        };
+        std::vector<int> last_reader(static_cast<std::size_t>(slots), -1);
+        for (std::size_t i = 0; i < p_->steps.size(); ++i) {
+            auto& s = p_->steps[i];
+            for (auto& in : s.n->inputs) {
+                int sl = slot_of(in, s.n);
+                s.inputs.push_back(sl);
+                s.constant_inputs.push_back(from_constant(in) ? 1 : 0);
+                last_reader[static_cast<std::size_t>(sl)] = static_cast<int>(i);
+            }
+            for (auto& c : s.n->control_inputs) s.control.push_back(step_of.at(g_.find(c)));
+        }
+        // Steps inside a loop run many times: they never release what they read.
+        std::vector<char> in_loop(p_->steps.size(), 0);
+        for (auto& lp : p_->loops) for (int i = lp.begin; i < lp.end; ++i) in_loop[static_cast<std::size_t>(i)] = 1;
+        p_->pinned.assign(static_cast<std::size_t>(slots), 0);
+        for (std::size_t i = 0; i < feed_names_.size(); ++i) p_->pinned[i] = 1;
+        for (auto& e : fetch_eps_) {
+            int sl = slot_of(e, nullptr);
+            p_->fetches.push_back(sl);
+            p_->pinned[static_cast<std::size_t>(sl)] = 1;
+        }
+        p_->fetch_names = fetches_;
+        for (std::size_t i = 0; i < p_->steps.size(); ++i) {
+            auto& s = p_->steps[i];
+            s.last_use.resize(s.inputs.size());
+            for (std::size_t k = 0; k < s.inputs.size(); ++k) {
+                auto sl = static_cast<std::size_t>(s.inputs[k]);
+                bool dup = std::count(s.inputs.begin(), s.inputs.end(), s.inputs[k]) > 1;
+                s.last_use[k] = !p_->pinned[sl] && !dup && last_reader[sl] == static_cast<int>(i) && !in_loop[i];
+            }
+        }
+    }
+
+    const graph& g_;
+    session_state& state_;
+    kernel_registry& kernels_;
+    const session_options& opts_;
+    const std::vector<std::string>& feed_names_;
+    const std::vector<std::string>& fetches_;
+    const std::vector<std::string>& targets_;
+    std::unique_ptr<plan> p_;
+    std::unordered_map<endpoint, int> feed_index_;   // resolve: fed endpoint -> feed position
+    std::vector<endpoint> fetch_eps_;                // resolve
+    std::vector<const node*> target_nodes_;          // resolve
+    std::unordered_set<const node*> needed_;         // prune
+    std::unordered_map<const node*, placement_decision> placed_;  // place (and order, for fused nodes)
+    std::vector<const node*> topo_;                  // order
+    std::unordered_map<const node*, const node*> fused_;  // order: a chain's last node -> its fused node
+};
+
 }  // namespace impl
 
 GRAFT_INLINE const plan& session::prepare(const std::vector<std::string>& feed_names,
@@ -304,282 +619,7 @@ GRAFT_INLINE const plan& session::prepare(const std::vector<std::string>& feed_n
         std::lock_guard lock(plans_mu_);
         if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
     }
-    const graph& g = *graph_;
-    auto p = std::make_unique<plan>();
-
-    // Feeds and fetches as endpoints, checked against the graph.
-    auto check_endpoint = [&](const endpoint& e, const char* what) {
-        const node* n = g.find(e.node);
-        if (!n) {
-            (void)g.at(e.node);  // throws not_found_error with close names
-        }
-        auto k = n->try_num_outputs(g.registry());
-        if (k && (e.index < 0 || e.index >= *k)) {
-            throw not_found_error(detail::cat(what, " '", e.str(), "': op ", n->op, " has ", *k, " outputs"),
-                                  location::at_node(n->name, n->op).with_tensor(e.str()));
-        }
-    };
-    std::unordered_map<endpoint, int> feed_index;
-    for (std::size_t i = 0; i < feed_names.size(); ++i) {
-        auto e = endpoint::parse(feed_names[i]);
-        check_endpoint(e, "feed");
-        if (!feed_index.emplace(e, static_cast<int>(i)).second) {
-            throw invalid_argument_error(detail::cat("tensor '", e.str(), "' is fed twice"), location::at_tensor(e.str()));
-        }
-    }
-    std::vector<endpoint> fetch_eps;
-    for (auto& f : fetches) {
-        fetch_eps.push_back(impl::parse_fetch(f));
-        check_endpoint(fetch_eps.back(), "fetch");
-    }
-    std::vector<const node*> target_nodes;
-    for (auto& t : targets) target_nodes.push_back(&g.at(impl::target_name(t)));
-
-    // Prune: everything the fetches and targets reach, stopping at fed tensors.
-    std::unordered_set<const node*> needed;
-    std::vector<const node*> stack;
-    auto visit = [&](const node* n) {
-        if (needed.insert(n).second) stack.push_back(n);
-    };
-    for (auto& e : fetch_eps) {
-        if (!feed_index.count(e)) visit(g.find(e.node));
-    }
-    for (auto* n : target_nodes) visit(n);
-    while (!stack.empty()) {
-        const node* n = stack.back();
-        stack.pop_back();
-        for (auto& in : n->inputs) {
-            if (feed_index.count(in)) continue;
-            const node* src = g.find(in.node);
-            if (!src) {
-                throw graph_error(detail::cat("input '", in.input_str(), "' names a node that is not in the graph"),
-                                  location::at_node(n->name, n->op), "fix the graph or feed that tensor");
-            }
-            visit(src);
-        }
-        for (auto& c : n->control_inputs) {
-            const node* src = g.find(c);
-            if (!src) {
-                throw graph_error(detail::cat("control input '^", c, "' names a node that is not in the graph"),
-                                  location::at_node(n->name, n->op));
-            }
-            visit(src);
-        }
-    }
-
-    // Placement and kernels, all missing ones reported at once.
-    auto& kernels = kernel_registry::global();
-    const auto& opts = state_.options;
-    std::unordered_map<const node*, placement_decision> placed;
-    std::map<std::string, std::vector<std::string>> missing;
-    for (auto& n : g) {
-        if (!needed.count(&n)) continue;
-        auto d = place_node(n, g.registry(), kernels, opts, [](device_kind k) { return device_count(k); });
-        if (!d.kernel) missing[n.op].push_back(n.name);
-        placed.emplace(&n, std::move(d));
-    }
-    // A constant placed on a device whose every reader wants it on the host (shapes, axes, an
-    // optimizer's scalars: kernel_def::host_inputs) or runs on the CPU stays on the host, as TF's
-    // placer keeps host-memory constants there: no device copy, no synchronizing copy back.
-    {
-        std::unordered_map<const node*, bool> host_only;
-        for (auto& n : g) {
-            if (!needed.count(&n)) continue;
-            const auto& rd = placed.at(&n);
-            for (std::size_t k = 0; k < n.inputs.size(); ++k) {
-                const node* src = g.find(n.inputs[k].node);
-                if (!src || src->op != "Const" || feed_index.count(n.inputs[k])) continue;
-                auto it = placed.find(src);
-                if (it == placed.end() || it->second.dev.is_cpu()) continue;
-                bool on_host = rd.dev.is_cpu() || (rd.kernel && rd.kernel->def.reads_on_host(static_cast<int>(k)));
-                auto [h, fresh] = host_only.try_emplace(src, on_host);
-                if (!fresh) h->second = h->second && on_host;
-            }
-        }
-        for (auto& [src, only_host] : host_only) {
-            if (!only_host) continue;
-            auto& d = placed.at(src);
-            if (const auto* cpu = kernels.find_entry(device_kind::cpu, src->op)) {
-                d.dev = device{};
-                d.kernel = cpu;
-                d.note = "kept on the host: every reader takes it in host memory";
-            }
-        }
-    }
-    if (opts.log_device_placement) {
-        for (auto& n : g) {
-            if (!needed.count(&n)) continue;
-            const auto& d = placed.at(&n);
-            std::cerr << "graft: " << n.name << " (" << n.op << ") -> " << d.dev.str()
-                      << (d.note.empty() ? "" : "  [" + d.note + "]") << "\n";
-        }
-    }
-    if (!missing.empty()) {
-        std::string msg = "graft has no CPU kernel for ";
-        std::string first_node, first_op;
-        for (auto& [op, nodes] : missing) {
-            msg += "op " + op + " (node" + (nodes.size() > 1 ? "s " : " ");
-            for (std::size_t i = 0; i < nodes.size() && i < 5; ++i) msg += (i ? ", '" : "'") + nodes[i] + "'";
-            if (nodes.size() > 5) msg += detail::cat(", ... ", nodes.size() - 5, " more");
-            msg += "); ";
-            if (first_node.empty()) { first_node = nodes[0]; first_op = op; }
-        }
-        msg.resize(msg.size() - 2);
-        throw unimplemented_error(msg, location::at_node(first_node, first_op), register_kernel_hint());
-    }
-
-    // Order: Kahn's algorithm over the needed nodes, ties in graph insertion order. A while loop's
-    // back edges (NextIteration -> Merge) are not ordering edges.
-    std::unordered_map<const node*, int> order_pos;
-    std::vector<const node*> in_order;
-    for (auto& n : g) if (needed.count(&n)) { order_pos[&n] = static_cast<int>(in_order.size()); in_order.push_back(&n); }
-    auto for_each_source = [&](const node* n, auto&& fn) {
-        for (auto& in : n->inputs) {
-            if (feed_index.count(in)) continue;
-            const node* src = g.find(in.node);
-            if (!impl::is_next_iteration(src->op)) fn(src);
-        }
-        for (auto& c : n->control_inputs) {
-            const node* src = g.find(c);
-            if (!impl::is_next_iteration(src->op)) fn(src);
-        }
-    };
-    std::vector<int> indeg(in_order.size(), 0);
-    std::vector<std::vector<int>> succ(in_order.size());
-    bool has_loops = false;
-    for (std::size_t i = 0; i < in_order.size(); ++i) {
-        has_loops |= impl::is_enter(in_order[i]->op);
-        for_each_source(in_order[i], [&](const node* src) {
-            auto it = order_pos.find(src);
-            if (it == order_pos.end()) return;
-            succ[static_cast<std::size_t>(it->second)].push_back(static_cast<int>(i));
-            ++indeg[i];
-        });
-    }
-    // Ops marked run_early / run_late (op_traits) go before / after the other ready steps.
-    std::vector<std::uint8_t> sched(in_order.size(), 1);
-    bool any_sched = false;
-    for (std::size_t i = 0; i < in_order.size(); ++i) {
-        if (const op_def* od = g.registry().find(in_order[i]->op)) {
-            if (od->traits.run_early) sched[i] = 0;
-            if (od->traits.run_late) sched[i] = 2;
-            any_sched |= sched[i] != 1;
-        }
-    }
-    std::vector<const node*> topo;
-    for (int i : impl::kahn_order(in_order.size(), succ, indeg, any_sched ? &sched : nullptr)) {
-        topo.push_back(in_order[static_cast<std::size_t>(i)]);
-    }
-    if (topo.size() != in_order.size()) {
-        std::string cyc;
-        for (std::size_t i = 0; i < in_order.size() && cyc.size() < 300; ++i)
-            if (indeg[i] > 0) cyc += (cyc.empty() ? "" : ", ") + in_order[i]->name;
-        throw graph_error("the nodes needed for this run form a cycle: " + cyc,
-                          location::at_node(topo.empty() ? in_order[0]->name : cyc.substr(0, cyc.find(','))),
-                          "break the cycle (only while loops may have back edges, through NextIteration)");
-    }
-    if (has_loops) topo = impl::order_loops(g, topo, feed_index, *p);
-    std::unordered_map<const node*, const node*> fused;  // a chain's last node -> its fused node
-    if (opts.fuse_ops && !has_loops && kernels.find_entry(device_kind::cpu, "_FusedMatMul") &&
-        kernels.find_entry(device_kind::cpu, "_FusedConv2D")) {
-        topo = impl::fuse_chains(g, topo, feed_index, fetch_eps, target_nodes, placed, *p, fused);
-        for (auto [last, f] : fused) {
-            placement_decision d = placed.at(last);
-            d.kernel = kernels.find_entry(device_kind::cpu, f->op);
-            placed.emplace(f, std::move(d));
-        }
-    }
-
-    // Slots: feeds first, then every step's outputs.
-    std::unordered_map<const node*, int> step_of, first_slot;
-    int slots = static_cast<int>(feed_names.size());
-    for (std::size_t i = 0; i < feed_names.size(); ++i) {
-        p->feeds.emplace_back(static_cast<int>(i), static_cast<int>(i));
-        const node* n = g.find(endpoint::parse(feed_names[i]).node);
-        p->fed_placeholders.push_back(n && (n->op == "Placeholder" || n->op == "PlaceholderWithDefault") ? n : nullptr);
-    }
-    for (const node* n : topo) {
-        plan::step s;
-        s.n = n;
-        const auto& pd = placed.at(n);
-        s.kernel = &pd.kernel->fn;
-        s.def = &pd.kernel->def;
-        s.dev = pd.dev;
-        if (!s.dev.is_cpu()) s.ctx = &state_.context(s.dev);  // looked up once, not per kernel call
-        s.num_outputs = g.num_outputs(*n);
-        s.first_output = slots;
-        s.is_merge = n->op == "Merge" || n->op == "RefMerge";
-        slots += s.num_outputs;
-        step_of[n] = static_cast<int>(p->steps.size());
-        first_slot[n] = s.first_output;
-        p->steps.push_back(std::move(s));
-    }
-    for (auto [last, f] : fused) {  // readers name the chain's last node
-        step_of[last] = step_of.at(f);
-        first_slot[last] = first_slot.at(f);
-    }
-    p->num_slots = slots;
-    auto slot_of = [&](const endpoint& e, const node* reader) -> int {
-        if (auto it = feed_index.find(e); it != feed_index.end()) return it->second;
-        const node* src = g.find(e.node);
-        auto it = first_slot.find(src);
-        if (it == first_slot.end()) {
-            throw graph_error(detail::cat("input '", e.str(), "' is not computed in this run"),
-                              location::at_node(reader ? reader->name : e.node));
-        }
-        const auto& st = p->steps[static_cast<std::size_t>(step_of[src])];
-        if (e.index < 0 || e.index >= st.num_outputs) {
-            throw graph_error(detail::cat("input '", e.str(), "' asks for output ", e.index, " but op ", src->op,
-                                          " has ", st.num_outputs),
-                              location::at_node(reader ? reader->name : src->name, reader ? reader->op : src->op));
-        }
-        return it->second + e.index;
-    };
-    // A Const's value, read directly or through Identity nodes, with no feed on the way: the same
-    // tensor on every run (kernels may keep what they derive from it: kernel_context::memo).
-    auto from_constant = [&](endpoint e) {
-        for (int hop = 0; hop < 64; ++hop) {
-            if (feed_index.count(e)) return false;
-            const node* src = g.find(e.node);
-            if (!src) return false;
-            if (src->op == "Const") return true;
-            if (src->op != "Identity" || src->inputs.size() != 1) return false;
-            e = src->inputs[0];
-        }
-        return false;
-    };
-    std::vector<int> last_reader(static_cast<std::size_t>(slots), -1);
-    for (std::size_t i = 0; i < p->steps.size(); ++i) {
-        auto& s = p->steps[i];
-        for (auto& in : s.n->inputs) {
-            int sl = slot_of(in, s.n);
-            s.inputs.push_back(sl);
-            s.constant_inputs.push_back(from_constant(in) ? 1 : 0);
-            last_reader[static_cast<std::size_t>(sl)] = static_cast<int>(i);
-        }
-        for (auto& c : s.n->control_inputs) s.control.push_back(step_of.at(g.find(c)));
-    }
-    // Steps inside a loop run many times: they never release what they read.
-    std::vector<char> in_loop(p->steps.size(), 0);
-    for (auto& lp : p->loops) for (int i = lp.begin; i < lp.end; ++i) in_loop[static_cast<std::size_t>(i)] = 1;
-    p->pinned.assign(static_cast<std::size_t>(slots), 0);
-    for (std::size_t i = 0; i < feed_names.size(); ++i) p->pinned[i] = 1;
-    for (auto& e : fetch_eps) {
-        int sl = slot_of(e, nullptr);
-        p->fetches.push_back(sl);
-        p->pinned[static_cast<std::size_t>(sl)] = 1;
-    }
-    p->fetch_names = fetches;
-    for (std::size_t i = 0; i < p->steps.size(); ++i) {
-        auto& s = p->steps[i];
-        s.last_use.resize(s.inputs.size());
-        for (std::size_t k = 0; k < s.inputs.size(); ++k) {
-            auto sl = static_cast<std::size_t>(s.inputs[k]);
-            bool dup = std::count(s.inputs.begin(), s.inputs.end(), s.inputs[k]) > 1;
-            s.last_use[k] = !p->pinned[sl] && !dup && last_reader[sl] == static_cast<int>(i) && !in_loop[i];
-        }
-    }
-
+    std::unique_ptr<plan> p = impl::plan_builder(*graph_, state_, feed_names, fetches, targets).build();
     std::lock_guard lock(plans_mu_);
     auto& slot = plans_[key];
     if (!slot) slot = std::move(p);
