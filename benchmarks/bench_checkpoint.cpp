@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "graft/tf/bundle.hpp"
-#include "graft/tf/bundle_writer.hpp"
-#include "graft/tf/crc32c.hpp"
+#include "graft/formats/tf/bundle.hpp"
+#include "graft/formats/tf/bundle_writer.hpp"
+#include "graft/formats/tf/crc32c.hpp"
 
 namespace fs = std::filesystem;
 

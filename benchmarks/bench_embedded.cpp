@@ -24,7 +24,7 @@
 
 #include "bench_support.hpp"
 #include "graft/exec/session.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "lenet_bench.hpp"
 
 namespace {

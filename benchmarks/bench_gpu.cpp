@@ -21,7 +21,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "graft/cuda/runtime.hpp"
+#include "graft/device/cuda_runtime.hpp"
 #endif
 
 using graft::dtype;

@@ -14,7 +14,7 @@
 #include <new>
 
 #include "graft/core/io.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 #ifdef GRAFT_HAVE_OPENCV
 #include <opencv2/dnn.hpp>

@@ -52,7 +52,7 @@
 #include "graft/core.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/ops/random.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 #ifdef GRAFT_HAVE_TORCH
 #include <torch/torch.h>

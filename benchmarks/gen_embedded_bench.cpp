@@ -8,7 +8,7 @@
 #include "bench_support.hpp"
 #include "graft/core/io.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/embedded/exporter.hpp"
 
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-# graft::cuda — kernels/*.cu plus cuBLAS and cuDNN, built when GRAFT_CUDA is ON, or AUTO and CUDA is found.
+# graft::cuda — src/cuda/kernels/*.cu plus cuBLAS and cuDNN, built when GRAFT_CUDA is ON, or AUTO and CUDA is found.
 set(GRAFT_HAVE_CUDA 0)
 if(GRAFT_CUDA STREQUAL "OFF")
   return()
@@ -19,9 +19,9 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual)   # sm_90 SASS plus PTX for newer GPUs
 endif()
 enable_language(CUDA)
-# Device code (kernels/*.cu, nvcc) and the host side (src/cuda/*.cpp, the C++ compiler: allocator,
+# Device code (src/cuda/kernels/*.cu, nvcc) and the host side (src/cuda/*.cpp, the C++ compiler: allocator,
 # streams, copies, the GPU kernel table registered into graft::exec).
-file(GLOB GRAFT_CUDA_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/*.cu ${PROJECT_SOURCE_DIR}/src/cuda/*.cpp)
+file(GLOB GRAFT_CUDA_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/kernels/*.cu ${PROJECT_SOURCE_DIR}/src/cuda/*.cpp)
 if(NOT GRAFT_CUDA_SOURCES)
   return()
 endif()
@@ -29,9 +29,15 @@ add_library(graft_cuda STATIC ${GRAFT_CUDA_SOURCES})
 add_library(graft::cuda ALIAS graft_cuda)
 set_target_properties(graft_cuda PROPERTIES EXPORT_NAME cuda POSITION_INDEPENDENT_CODE ON
   CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
-target_include_directories(graft_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda ${PROJECT_SOURCE_DIR}/kernels)
+target_include_directories(graft_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda ${PROJECT_SOURCE_DIR}/src/cuda/kernels)
 # nvcc: no Eigen in device code; the .cu files include only graft/cuda/check.hpp and their launch header.
 target_compile_options(graft_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-fPIC>)
 target_link_libraries(graft_cuda PUBLIC graft CUDA::cudart CUDA::cublas CUDA::cublasLt ${GRAFT_CUDNN_LIB})
 target_compile_definitions(graft_cuda PUBLIC GRAFT_WITH_CUDA=1)
+# Beside graft::tf, graft::cuda's files see the same GRAFT_SEPARATE_COMPILATION as every program
+# that links them (core/config.hpp): the op table and the executor come from graft::tf, never
+# compiled inline here as well. (A program placing nodes on a GPU runs sessions: it links graft::tf.)
+if(TARGET graft_tf)
+  target_link_libraries(graft_cuda PUBLIC graft_tf)
+endif()
 set(GRAFT_HAVE_CUDA 1)

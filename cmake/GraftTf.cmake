@@ -9,7 +9,10 @@ if(NOT TARGET Snappy::snappy)
 endif()
 
 file(GLOB GRAFT_PROTO_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/proto/graft_tf/*.proto)
-file(GLOB GRAFT_TF_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/tf/*.cpp)
+# src/tf: the compiled parts and the CPU kernel table; src/formats: the file-format codecs (byte-level
+# TF formats in tf/, GraphDef / MetaGraph / SavedModel in tf_graph/), as include/graft/formats/.
+file(GLOB GRAFT_TF_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/tf/*.cpp
+  ${PROJECT_SOURCE_DIR}/src/formats/tf/*.cpp ${PROJECT_SOURCE_DIR}/src/formats/tf_graph/*.cpp)
 # The sanitizer build (make asan) leaves out the typed tests, and nothing else it builds calls the
 # typed runtime: there graft::tf is built without it (~80 s of that build's compile time).
 if(GRAFT_SANITIZE)
@@ -19,8 +22,8 @@ add_library(graft_tf STATIC ${GRAFT_TF_SOURCES})
 if(GRAFT_FUZZ)
   # The graph codecs are compiled here, not in the fuzz targets' own files: give them libFuzzer's
   # coverage instrumentation too (the sanitizer runtime supplies its callbacks in other binaries).
-  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/tf/codec_graph.cpp ${PROJECT_SOURCE_DIR}/src/tf/codec_meta.cpp
-    ${PROJECT_SOURCE_DIR}/src/tf/graph_io.cpp APPEND PROPERTY COMPILE_OPTIONS "-fsanitize=fuzzer-no-link")
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/formats/tf_graph/codec_graph.cpp ${PROJECT_SOURCE_DIR}/src/formats/tf_graph/codec_meta.cpp
+    ${PROJECT_SOURCE_DIR}/src/formats/tf_graph/graph_io.cpp APPEND PROPERTY COMPILE_OPTIONS "-fsanitize=fuzzer-no-link")
 endif()
 add_library(graft::tf ALIAS graft_tf)
 set_target_properties(graft_tf PROPERTIES EXPORT_NAME tf POSITION_INDEPENDENT_CODE ON)
@@ -31,12 +34,14 @@ set_target_properties(graft_tf PROPERTIES EXPORT_NAME tf POSITION_INDEPENDENT_CO
 # (exec_kernels_{core,array,array_more,elementwise,math_more,nn,nn_more,indexing,image}.cpp keep
 # -O3). Linear algebra (Eigen's decompositions, rarely a model's hot path) compiles at -O2:
 # 206 s at -O3, 170 s at -O2 (-O1 stops inlining Eigen's expression templates).
-set(GRAFT_TF_COLD_SOURCES typed_runtime gradient_rules gradients clone import saver op_table graph_io codec_graph codec_meta exec_kernels
-    exec_kernels_checkpoint_ops exec_kernels_saver_v1 exec_kernels_functional exec_kernels_queue
-    exec_kernels_tensor_array exec_kernels_summary exec_kernels_parsing exec_kernels_collective
-    exec_kernels_clustering)
+set(GRAFT_TF_COLD_SOURCES tf/typed_runtime tf/gradient_rules tf/gradients tf/clone tf/import
+    tf/saver tf/op_table formats/tf_graph/graph_io formats/tf_graph/codec_graph
+    formats/tf_graph/codec_meta tf/exec_kernels tf/exec_kernels_checkpoint_ops
+    tf/exec_kernels_saver_v1 tf/exec_kernels_functional tf/exec_kernels_queue
+    tf/exec_kernels_tensor_array tf/exec_kernels_summary tf/exec_kernels_parsing
+    tf/exec_kernels_collective tf/exec_kernels_clustering)
 foreach(_f ${GRAFT_TF_COLD_SOURCES})
-  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/tf/${_f}.cpp APPEND PROPERTY COMPILE_OPTIONS "$<$<CONFIG:Release>:-O1>")
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/${_f}.cpp APPEND PROPERTY COMPILE_OPTIONS "$<$<CONFIG:Release>:-O1>")
 endforeach()
 set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/tf/exec_kernels_linalg.cpp APPEND PROPERTY COMPILE_OPTIONS "$<$<CONFIG:Release>:-O2>")
 set(GRAFT_PROTO_OUT ${PROJECT_BINARY_DIR}/proto)

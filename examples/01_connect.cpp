@@ -14,8 +14,8 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/surgery/connect.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 

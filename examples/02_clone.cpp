@@ -17,7 +17,7 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 #include "graft/surgery/clone.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"

@@ -13,8 +13,8 @@
 #include "graft/exec/session.hpp"
 #include "graft/surgery/import.hpp"
 #include "graft/surgery/restore.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 

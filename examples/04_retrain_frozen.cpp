@@ -10,7 +10,7 @@
 
 #include "graft/exec/session.hpp"
 #include "graft/surgery/freeze.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 

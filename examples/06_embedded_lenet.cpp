@@ -23,11 +23,11 @@
 
 #include "graft/core/io.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 #include "graft/surgery/freeze.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/loop.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/variables.hpp"

@@ -17,33 +17,34 @@ import sys
 
 # Bottom to top. A layer may include itself and everything before it in this list.
 LAYERS = [
-    "core",        # dtype, shape, buffer, tensor, npy, io, threads, error
-    "data",        # IDX reader
-    "tf",          # byte-level TF formats: wire codec, checkpoint bundles/V1/state, sstable, snappy
-    "graph",       # the IR, op table, graph_builder
-    "tf-graph",    # GraphDef/MetaGraphDef/SavedModel codecs (read and write the IR)
-    "ops",         # op families over graft::tensor
-    "device",      # the device interface graft::cuda's runtime offers the executor
-    "dist",        # communicators (local, MPI, NCCL) and the gradient fusion engine
-    "exec",        # session, kernel registry, kernels/*.hpp
-    "cuda",        # GPU kernels bound to the executor
+    "core",           # dtype, shape, buffer, tensor, io, threads, error
+    "formats",        # formats/: .npy, IDX and the byte-level TF formats (formats/tf/: wire codec,
+                      # TensorProto, checkpoint bundles/V1/state, sstable, snappy)
+    "graph",          # the IR, op table, graph_builder
+    "formats-graph",  # formats/tf_graph/: GraphDef/MetaGraphDef/SavedModel (read and write the IR)
+    "ops",            # op families over graft::tensor
+    "device",         # the device interface graft::cuda's runtime offers the executor
+    "dist",           # communicators (local, MPI, NCCL) and the gradient fusion engine
+    "exec",           # session, kernel registry, cpu_kernels/*.hpp
+    "cuda",           # GPU kernels bound to the executor
     "autodiff",
     "train",
     "surgery",
-    "embedded",    # the embedded exporter: a frozen graph -> one self-contained C++ header
+    "embedded",       # the embedded exporter: a frozen graph -> one self-contained C++ header
     "typed",
-    "top",         # umbrella headers (graft.hpp, graph_all.hpp, ...), tools, examples
+    "top",            # umbrella headers (graft.hpp, graph_all.hpp, ...), tools, examples
 ]
 
 # Folder (relative to include/graft/ or the repo root for src/) -> layer.
 FOLDERS = {
     "include/graft/core": "core",
-    "include/graft/data": "data",
-    "include/graft/tf": "tf",
+    "include/graft/formats": "formats",
+    "include/graft/formats/tf_graph": "formats-graph",
     "include/graft/graph": "graph",
     "include/graft/ops": "ops",
     "include/graft/exec": "exec",
     "include/graft/cuda": "cuda",
+    "include/graft/device": "device",
     "include/graft/dist": "dist",
     "include/graft/autodiff": "autodiff",
     "include/graft/train": "train",
@@ -52,20 +53,12 @@ FOLDERS = {
     "include/graft/typed": "typed",
     "include/graft": "top",
     "src/cuda": "cuda",
+    "src/formats": "formats",
+    "src/formats/tf_graph": "formats-graph",
 }
 
 # Files whose layer is not their folder's, and why.
 FILES = {
-    # GraphDef / MetaGraph / SavedModel read and write the IR: above graph/, below everything that
-    # loads graphs.
-    "include/graft/tf/graph_io.hpp": "tf-graph",
-    "include/graft/tf/saved_model.hpp": "tf-graph",
-    "src/tf/codec.hpp": "tf-graph",
-    "src/tf/codec_graph.cpp": "tf-graph",
-    "src/tf/codec_meta.cpp": "tf-graph",
-    "src/tf/graph_io.cpp": "tf-graph",
-    "src/tf/snappy.cpp": "tf",
-    "src/tf/tf_layer.cpp": "tf",
     # The compiled parts (core/config.hpp's list; ARCHITECTURE.md, Targets): each file its part's layer.
     "src/tf/op_table.cpp": "graph",
     "src/tf/gradient_rules.cpp": "autodiff",
@@ -79,7 +72,7 @@ FILES = {
     "include/graft/dist/data_parallel.hpp": "train",
     "include/graft/dist/sharded_checkpoint.hpp": "train",
     # graft::cuda's host runtime includes core/ only: sessions call it through this header.
-    "include/graft/cuda/runtime.hpp": "device",
+    "include/graft/device/cuda_runtime.hpp": "device",
 }
 # src/tf/exec_kernels*.cpp compile the CPU kernel table: the executor's layer.
 PATTERNS = [(re.compile(r"^src/tf/exec_kernels[a-z0-9_]*\.cpp$"), "exec")]

@@ -8,5 +8,5 @@
 #include "graft/core/tensor.hpp"
 #include "graft/core/tensor_util.hpp"
 #include "graft/core/io.hpp"
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/core/threads.hpp"

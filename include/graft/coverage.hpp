@@ -76,7 +76,7 @@ inline std::vector<std::string> op_table_problems() {
             continue;
         }
         if (!c.cpu && !t.import_only) {
-            p.push_back(c.op + ": no CPU kernel (register one in exec/kernels/, or mark the op import_only)");
+            p.push_back(c.op + ": no CPU kernel (register one in exec/cpu_kernels/, or mark the op import_only)");
         }
         if (c.cpu && t.import_only) p.push_back(c.op + ": marked import_only but has a CPU kernel (drop the mark)");
         if (!c.grad_rule && !c.not_differentiable && !t.grad_missing) {

@@ -1,7 +1,7 @@
 // graft/graph_all.hpp — TensorFlow graphs in graft: the IR (graph, node, endpoint, attrs, op
 // registry, MetaGraph parts, variables, function inlining) and reading/writing TF's files.
-// The IR headers (graft/graph/*.hpp) need no protobuf; the file layer (graft/tf/graph_io.hpp,
-// graft/tf/saved_model.hpp) needs linking graft::tf.
+// The IR headers (graft/graph/*.hpp) need no protobuf; the file layer (graft/formats/tf_graph/graph_io.hpp,
+// graft/formats/tf_graph/saved_model.hpp) needs linking graft::tf.
 //
 // A worked example: load a TF2 SavedModel, list its variables, and make its serving signature a
 // plain graph.
@@ -27,5 +27,5 @@
 #include "graft/graph/node.hpp"
 #include "graft/graph/op_registry.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/graph_io.hpp"
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"

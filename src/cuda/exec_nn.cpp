@@ -29,7 +29,7 @@
 #include "families.hpp"
 #include "graft/cuda/check.hpp"
 #include "graft/cuda/exec.hpp"
-#include "graft/exec/kernels/nn_params.hpp"
+#include "graft/exec/cpu_kernels/nn_params.hpp"
 #include "graft/ops/batch_norm.hpp"
 #include "graft/ops/conv.hpp"
 #include "graft/ops/matmul.hpp"

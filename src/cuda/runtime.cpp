@@ -1,6 +1,6 @@
 // graft::cuda's host side: errors, devices, streams with their library handles, the caching
 // allocator, host<->device copies, and the exec backend. Plain C++ against the CUDA runtime API.
-#include "graft/cuda/runtime.hpp"
+#include "graft/device/cuda_runtime.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/array.hpp"
+#include "graft/exec/cpu_kernels/array.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_array(kernel_registry& r) { register_array(r); }

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/clustering.hpp"
+#include "graft/exec/cpu_kernels/clustering.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_clustering(kernel_registry& r) { register_clustering(r); }

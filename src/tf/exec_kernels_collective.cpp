@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/collective.hpp"
+#include "graft/exec/cpu_kernels/collective.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_collective(kernel_registry& r) { register_collective(r); }

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/core.hpp"
+#include "graft/exec/cpu_kernels/core.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_core(kernel_registry& r) { register_core(r); }

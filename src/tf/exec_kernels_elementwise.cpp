@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/elementwise.hpp"
+#include "graft/exec/cpu_kernels/elementwise.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_elementwise(kernel_registry& r) { register_elementwise(r); }

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/functional.hpp"
+#include "graft/exec/cpu_kernels/functional.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_functional(kernel_registry& r) { register_functional(r); }

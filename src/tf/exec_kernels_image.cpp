@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/image.hpp"
+#include "graft/exec/cpu_kernels/image.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_image(kernel_registry& r) { register_image(r); }

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/indexing.hpp"
+#include "graft/exec/cpu_kernels/indexing.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_indexing(kernel_registry& r) { register_indexing(r); }

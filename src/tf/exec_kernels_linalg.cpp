@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/linalg.hpp"
+#include "graft/exec/cpu_kernels/linalg.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_linalg(kernel_registry& r) { register_linalg(r); }

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/parsing.hpp"
+#include "graft/exec/cpu_kernels/parsing.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_parsing(kernel_registry& r) { register_parsing(r); }

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/queue.hpp"
+#include "graft/exec/cpu_kernels/queue.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_queue(kernel_registry& r) { register_queue(r); }

@@ -1,5 +1,5 @@
 // One built-in kernel family of graft::tf (see exec_kernels.cpp).
-#include "graft/exec/kernels/summary.hpp"
+#include "graft/exec/cpu_kernels/summary.hpp"
 
 namespace graft::exec::kernels {
 void register_builtin_summary(kernel_registry& r) { register_summary(r); }

@@ -6,7 +6,7 @@
 
 #include "graft/autodiff/gradients.hpp"
 #include "graft/exec/session.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "support/fixtures.hpp"
 
 using graft::endpoint;

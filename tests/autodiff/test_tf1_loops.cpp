@@ -13,7 +13,7 @@
 #include "graft/autodiff/check.hpp"
 #include "graft/autodiff/gradients.hpp"
 #include "graft/exec/session.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "support/fixtures.hpp"
 

@@ -26,7 +26,7 @@
 #include "graft/exec/model.hpp"
 #include "graft/exec/queues.hpp"
 #include "graft/surgery/import.hpp"
-#include "graft/tf/wire.hpp"
+#include "graft/formats/tf/wire.hpp"
 #include "support/fixtures.hpp"
 
 namespace {

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 #include "support/fixtures.hpp"
 
 using graft::test::run_cli;

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <random>
 
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/core/tensor_util.hpp"
 #include "support/fixtures.hpp"
 

@@ -23,7 +23,7 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 #ifdef GRAFT_WITH_CUDA
-#include "graft/cuda/runtime.hpp"
+#include "graft/device/cuda_runtime.hpp"
 #endif
 
 namespace graft::test_cuda {

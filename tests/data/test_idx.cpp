@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "support/fixtures.hpp"
 
 TEST_CASE("MNIST test set reads from the gzip'd IDX files") {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graft/core/tensor_util.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "graft/train/variables.hpp"
 
 namespace graft::test::dist {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "graft/cuda/runtime.hpp"
+#include "graft/device/cuda_runtime.hpp"
 #include "graft/dist/nccl.hpp"
 
 namespace gd = graft::dist;

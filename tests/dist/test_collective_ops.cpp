@@ -14,7 +14,7 @@
 #include "graft/dist/communicator.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "support/fixtures.hpp"
 
 namespace graft_test_collective_ops {  // named: test_dist is a unity build

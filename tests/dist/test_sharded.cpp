@@ -22,7 +22,7 @@
 #include "dist/mlp.hpp"
 #include "graft/dist/sharded_checkpoint.hpp"
 #include "graft/exec/session.hpp"
-#include "graft/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
 #include "graft/train/optimizer.hpp"
 
 namespace graft_test_sharded_local {

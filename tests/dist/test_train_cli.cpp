@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/exec/model.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 #include "support/fixtures.hpp"
 #include "support/mnist.hpp"
 

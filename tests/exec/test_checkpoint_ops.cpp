@@ -2,7 +2,7 @@
 
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
-#include "graft/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
 #include "support/fixtures.hpp"
 
 using graft::dtype;

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <random>
 
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "graft/exec/model.hpp"
 #include "graft/ops/reduce.hpp"
 #include "support/fixtures.hpp"

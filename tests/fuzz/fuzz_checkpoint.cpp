@@ -2,9 +2,9 @@
 // one input, every tensor read back; the same first part as a V1 checkpoint file (SSTable of
 // SavedTensorSlices) with every tensor read; and as the `checkpoint` state file's text.
 #include "fuzz_support.hpp"
-#include "graft/tf/bundle.hpp"
-#include "graft/tf/checkpoint_state.hpp"
-#include "graft/tf/checkpoint_v1.hpp"
+#include "graft/formats/tf/bundle.hpp"
+#include "graft/formats/tf/checkpoint_state.hpp"
+#include "graft/formats/tf/checkpoint_v1.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto parts = graft::fuzz::split2(std::string_view(reinterpret_cast<const char*>(data), size));

@@ -1,6 +1,6 @@
 // libFuzzer target: a TensorBoard event file (TFRecord framing with masked crc32c, Event protos).
 #include "fuzz_support.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto path = graft::fuzz::scratch() / "events.out.tfevents.fuzz";

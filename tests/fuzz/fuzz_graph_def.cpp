@@ -1,7 +1,7 @@
 // libFuzzer target: a binary GraphDef (parse_graph_def), the same bytes as a text GraphDef (.pbtxt,
 // from_text), and whatever parses written back out and read again.
 #include "fuzz_support.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -13,7 +13,7 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/inline.hpp"
 #include "graft/surgery/import.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);

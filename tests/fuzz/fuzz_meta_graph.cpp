@@ -1,7 +1,7 @@
 // libFuzzer target: a MetaGraphDef (.meta) and a SavedModel (saved_model.pb) from the same bytes,
 // with their signatures resolved and the result written back and read again.
 #include "fuzz_support.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);

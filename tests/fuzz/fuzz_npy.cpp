@@ -1,6 +1,6 @@
 // libFuzzer target: a .npy file's bytes (graft::parse_npy), then the tensor written back and re-read.
 #include "fuzz_support.hpp"
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     graft::fuzz::expect_graft_errors_only([&] {

@@ -1,7 +1,7 @@
 // `graft inspect` and `graft convert` on real files, through the CLI binary.
 #include <doctest/doctest.h>
 
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "python_oracle.hpp"
 #include "support/fixtures.hpp"
 

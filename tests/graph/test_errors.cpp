@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "graft/core/io.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "support/fixtures.hpp"
 
 using graft::test::fixture;

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "graft/graph/variables.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "python_oracle.hpp"
 #include "support/fixtures.hpp"
 

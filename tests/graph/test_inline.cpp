@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "graft/graph/inline.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "support/fixtures.hpp"
 
 using graft::test::fixture;

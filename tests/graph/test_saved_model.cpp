@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "graft/core/tensor_util.hpp"
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"
 #include "python_oracle.hpp"
 #include "support/fixtures.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"
 #include "support/fixtures.hpp"
 
 using graft::test::fixture;

@@ -12,7 +12,7 @@
 #include "graft/exec/model.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/wire.hpp"
+#include "graft/formats/tf/wire.hpp"
 #include "support/fixtures.hpp"
 #include "support/tensors.hpp"
 

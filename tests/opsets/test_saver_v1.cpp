@@ -15,9 +15,9 @@
 #include "graft/exec/model.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/checkpoint_v1.hpp"
-#include "graft/tf/checkpoint_v1_writer.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint_v1.hpp"
+#include "graft/formats/tf/checkpoint_v1_writer.hpp"
 #include "support/fixtures.hpp"
 #include "support/tensors.hpp"
 

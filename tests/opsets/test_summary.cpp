@@ -15,9 +15,9 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/graph_io.hpp"
-#include "graft/tf/wire.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
+#include "graft/formats/tf/wire.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 #include "support/fixtures.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.

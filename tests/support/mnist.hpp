@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "graft/core/tensor_util.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "support/fixtures.hpp"
 
 namespace graft::test {

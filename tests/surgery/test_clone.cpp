@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/surgery/clone.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/surgery/connect.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "support/fixtures.hpp"
 #include "support/mnist.hpp"
 

@@ -9,7 +9,7 @@
 #include "graft/exec/session.hpp"
 #include "graft/surgery/import.hpp"
 #include "graft/surgery/restore.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
 #include "support/fixtures.hpp"

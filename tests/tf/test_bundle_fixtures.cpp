@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "graft/tf/bundle.hpp"
-#include "graft/tf/checkpoint.hpp"
+#include "graft/formats/tf/bundle.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
 #include "support/fixtures.hpp"
 
 using graft::tf::bundle_reader;

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "graft/core/io.hpp"
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/checkpoint_rewrite.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint_rewrite.hpp"
 #include "support/fixtures.hpp"
 
 namespace fs = std::filesystem;

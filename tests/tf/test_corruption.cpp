@@ -11,10 +11,10 @@
 
 #include "graft/core/io.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/tf/bundle_writer.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/crc32c.hpp"
-#include "graft/tf/sstable.hpp"
+#include "graft/formats/tf/bundle_writer.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/crc32c.hpp"
+#include "graft/formats/tf/sstable.hpp"
 #include "support/fixtures.hpp"
 
 namespace fs = std::filesystem;

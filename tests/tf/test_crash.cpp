@@ -13,9 +13,9 @@
 
 #include "graft/core/io.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/tf/bundle_writer.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/checkpoint_state.hpp"
+#include "graft/formats/tf/bundle_writer.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint_state.hpp"
 #include "support/fixtures.hpp"
 
 namespace fs = std::filesystem;

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "graft/tf/crc32c.hpp"
-#include "graft/tf/ckpt_proto.hpp"
-#include "graft/tf/tensor_slice.hpp"
-#include "graft/tf/wire.hpp"
+#include "graft/formats/tf/crc32c.hpp"
+#include "graft/formats/tf/ckpt_proto.hpp"
+#include "graft/formats/tf/tensor_slice.hpp"
+#include "graft/formats/tf/wire.hpp"
 
 namespace crc = graft::tf::crc32c;
 using graft::tf::tensor_slice;

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "graft/core/limits.hpp"
-#include "graft/tf/wire.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf/wire.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 namespace wire = graft::tf::wire;
 

@@ -11,10 +11,10 @@
 
 #include "graft/core/io.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/tf/bundle.hpp"
-#include "graft/tf/bundle_merge.hpp"
-#include "graft/tf/bundle_writer.hpp"
-#include "graft/tf/crc32c.hpp"
+#include "graft/formats/tf/bundle.hpp"
+#include "graft/formats/tf/bundle_merge.hpp"
+#include "graft/formats/tf/bundle_writer.hpp"
+#include "graft/formats/tf/crc32c.hpp"
 #include "support/fixtures.hpp"
 
 using namespace graft::tf;

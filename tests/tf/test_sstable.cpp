@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "graft/tf/sstable.hpp"
+#include "graft/formats/tf/sstable.hpp"
 #include "support/fixtures.hpp"
 
 namespace ss = graft::tf::sstable;

@@ -5,10 +5,10 @@
 #include <fstream>
 
 #include "graft/core/io.hpp"
-#include "graft/tf/bundle_writer.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/checkpoint_state.hpp"
-#include "graft/tf/name_map.hpp"
+#include "graft/formats/tf/bundle_writer.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint_state.hpp"
+#include "graft/formats/tf/name_map.hpp"
 #include "support/fixtures.hpp"
 
 namespace fs = std::filesystem;

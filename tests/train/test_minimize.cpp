@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "graft/exec/session.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 #include "support/fixtures.hpp"

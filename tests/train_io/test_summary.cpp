@@ -7,8 +7,8 @@
 #include <string>
 
 #include "graft/core/io.hpp"
-#include "graft/tf/graph_io.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 #include "support/fixtures.hpp"
 
 namespace {

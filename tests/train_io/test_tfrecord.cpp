@@ -6,7 +6,7 @@
 #include <string>
 
 #include "graft/core/io.hpp"
-#include "graft/train/tfrecord.hpp"
+#include "graft/formats/tf/tfrecord.hpp"
 #include "support/fixtures.hpp"
 
 namespace {

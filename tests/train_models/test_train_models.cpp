@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "graft/autodiff/gradients.hpp"
-#include "graft/core/npy.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/npy.hpp"
+#include "graft/formats/idx.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/loop.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "graft/core/tensor_util.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "graft/surgery/clone.hpp"
 #include "graft/surgery/connect.hpp"
-#include "graft/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
 #include "graft/typed/bind.hpp"
 #include "support/fixtures.hpp"
 #include "support/mnist.hpp"

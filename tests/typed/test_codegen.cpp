@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "graft/graph/build.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/typed/codegen.hpp"
 #include "graft/embedded/exporter.hpp"
 #include "support/fixtures.hpp"

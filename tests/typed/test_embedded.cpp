@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "graft/core/tensor_util.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/embedded/exporter.hpp"
 #include "support/fixtures.hpp"
 

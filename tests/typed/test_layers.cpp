@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "graft/core/tensor_util.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/surgery/freeze.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"

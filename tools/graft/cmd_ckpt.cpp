@@ -9,8 +9,8 @@
 
 #include "commands.hpp"
 #include "graft/core.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/checkpoint_rewrite.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint_rewrite.hpp"
 
 namespace graft_cmd_ckpt {  // named, not anonymous: the CLI builds as one unity translation unit
 

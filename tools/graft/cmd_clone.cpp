@@ -13,7 +13,7 @@
 #include "saved_model_out.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/surgery/clone.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
 

@@ -11,7 +11,7 @@
 #include "commands.hpp"
 #include "graft/core.hpp"
 #include "graft/core/io.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/typed/codegen.hpp"
 #include "graft/embedded/exporter.hpp"
 

@@ -10,7 +10,7 @@
 #include "saved_model_out.hpp"
 #include "graft/core.hpp"
 #include "graft/surgery/connect.hpp"
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"
 
 namespace graft_cmd_connect {  // named, not anonymous: the CLI builds as one unity translation unit
 

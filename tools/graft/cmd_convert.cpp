@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 namespace graft_cmd_convert {  // named, not anonymous: the CLI builds as one unity translation unit
 

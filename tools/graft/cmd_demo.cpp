@@ -17,11 +17,11 @@
 #include "graft/core.hpp"
 #include "graft/exec/model.hpp"
 #include "graft/graph/build.hpp"
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"
 #include "graft/train/loop.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 
 namespace graft_cmd_demo {  // named, not anonymous: the CLI builds as one unity translation unit
 

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 
 namespace graft_cmd_events {  // named, not anonymous: the CLI builds as one unity translation unit
 

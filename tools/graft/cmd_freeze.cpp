@@ -6,7 +6,7 @@
 #include "commands.hpp"
 #include "graft/core.hpp"
 #include "graft/surgery/freeze.hpp"
-#include "graft/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
 
 namespace graft_cmd_freeze {  // named, not anonymous: the CLI builds as one unity translation unit
 

@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "graft/core.hpp"
-#include "graft/data/idx.hpp"
+#include "graft/formats/idx.hpp"
 
 namespace graft_cmd_idx {  // named, not anonymous: the CLI builds as one unity translation unit
 

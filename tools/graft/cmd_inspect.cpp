@@ -13,9 +13,9 @@
 #include "commands.hpp"
 #include "graft/exec/kernel.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/graph_io.hpp"
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"
 
 namespace graft_cmd_inspect {  // named, not anonymous: the CLI builds as one unity translation unit
 

@@ -14,7 +14,7 @@
 #include "graft/core.hpp"
 #include "graft/exec/model.hpp"
 #include "graft/ops/reduce.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 #if defined(GRAFT_WITH_MPI)
 #include "graft/dist/mpi.hpp"
 #endif

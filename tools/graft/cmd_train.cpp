@@ -25,14 +25,14 @@
 
 #include "commands.hpp"
 #include "graft/core.hpp"
-#include "graft/core/npy.hpp"
+#include "graft/formats/npy.hpp"
 #include "graft/dist/data_parallel.hpp"
 #include "graft/exec/model.hpp"
 #include "graft/graph/inline.hpp"
 #include "graft/train/loop.hpp"
 #include "graft/train/optimizer.hpp"
 #include "graft/train/saver.hpp"
-#include "graft/train/summary.hpp"
+#include "graft/formats/tf_graph/events.hpp"
 #include "graft/train/variables.hpp"
 #if defined(GRAFT_WITH_MPI)
 #include "graft/dist/mpi.hpp"

@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "graft/graph/meta_graph.hpp"
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"
 
 namespace graft::cli {
 

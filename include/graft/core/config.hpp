@@ -39,7 +39,7 @@
 // (the compiling file defines GRAFT_COMPILING_<PART>), and each function its header declares is
 // defined GRAFT_INLINE: inline when header-only, one ordinary definition in graft::tf. Every
 // translation unit of a program must see the same setting. The CPU kernel table is the one
-// exception: exec/kernels/all.hpp defines kernel_registry::global() out of line, graft::tf compiles
+// exception: exec/cpu_kernels/all.hpp defines kernel_registry::global() out of line, graft::tf compiles
 // it (exec_kernels*.cpp), and a program without graft::tf includes all.hpp in exactly one file.
 #ifdef GRAFT_SEPARATE_COMPILATION
 #define GRAFT_INLINE

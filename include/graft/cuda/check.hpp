@@ -9,7 +9,7 @@
 #include <cudnn.h>
 
 namespace graft::cuda {
-/// Throws graft::error (defined in src/cuda/runtime.cpp; also declared in graft/cuda/runtime.hpp).
+/// Throws graft::error (defined in src/cuda/runtime.cpp; also declared in graft/device/cuda_runtime.hpp).
 [[noreturn]] void throw_cuda_error(const char* call, const char* library, int code, const char* message,
                                    const char* file, int line);
 }  // namespace graft::cuda

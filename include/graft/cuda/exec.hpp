@@ -10,7 +10,7 @@
 //   }, graft::cuda::float_kernel());
 #pragma once
 
-#include "graft/cuda/runtime.hpp"
+#include "graft/device/cuda_runtime.hpp"
 #include "graft/exec/kernel.hpp"
 
 namespace graft::cuda {

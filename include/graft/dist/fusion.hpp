@@ -8,7 +8,7 @@
 //   e.put("DistributedAllreduce", 0, 2, 1, reduce_op::mean, g1);     // bucket 0 full: allreduce starts
 //   tensor m0 = e.take("DistributedAllreduce", 0, 0);                // waits for bucket 0
 //
-// The kernels of GraftAllreduceStart / GraftAllreduceWait (graft/exec/kernels/collective.hpp) call
+// The kernels of GraftAllreduceStart / GraftAllreduceWait (graft/exec/cpu_kernels/collective.hpp) call
 // it; graft/dist/data_parallel.hpp builds those ops into a training graph. Buckets are fixed when
 // the graph is built (same members in the same slots on every rank) and run on world() in the order
 // they fill, which is the same on every rank because every rank runs the same plan: no negotiation

@@ -66,12 +66,12 @@
 #include "graft/exec/session.hpp"
 #include "graft/exec/variable_store.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/bundle.hpp"
-#include "graft/tf/bundle_writer.hpp"
-#include "graft/tf/checkpoint_state.hpp"
-#include "graft/tf/ckpt_proto.hpp"
-#include "graft/tf/sstable.hpp"
-#include "graft/tf/tensor_slice.hpp"
+#include "graft/formats/tf/bundle.hpp"
+#include "graft/formats/tf/bundle_writer.hpp"
+#include "graft/formats/tf/checkpoint_state.hpp"
+#include "graft/formats/tf/ckpt_proto.hpp"
+#include "graft/formats/tf/sstable.hpp"
+#include "graft/formats/tf/tensor_slice.hpp"
 
 namespace graft::dist {
 

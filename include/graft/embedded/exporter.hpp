@@ -45,8 +45,8 @@
 #include "graft/graph/variables.hpp"
 #include "graft/surgery/freeze.hpp"
 #include "graft/surgery/values.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/embedded/detail/kernels_text.hpp"
 
 namespace graft::embedded {

@@ -18,9 +18,9 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/inline.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/graph_io.hpp"
-#include "graft/tf/saved_model.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
+#include "graft/formats/tf_graph/saved_model.hpp"
 
 namespace graft::exec {
 

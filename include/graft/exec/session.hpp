@@ -264,7 +264,7 @@ private:
 // A program linked with graft::cuda gets GPU placement without a call: the backend and the GPU
 // kernels are registered before main (graft::cuda::install() is idempotent; no CUDA call is made
 // until a session places a node on a GPU).
-#include "graft/cuda/runtime.hpp"
+#include "graft/device/cuda_runtime.hpp"
 namespace graft::exec::device_detail {
 inline const bool cuda_installed = (graft::cuda::install(), true);
 }  // namespace graft::exec::device_detail

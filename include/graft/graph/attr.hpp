@@ -24,7 +24,7 @@
 #include "graft/core/error.hpp"
 #include "graft/core/shape.hpp"
 #include "graft/core/tensor.hpp"
-#include "graft/tf/tensor_proto.hpp"
+#include "graft/formats/tf/tensor_proto.hpp"
 
 namespace graft {
 

@@ -1,6 +1,6 @@
 // graft/graph/meta_graph.hpp — everything a MetaGraphDef carries besides the graph: meta info
 // (tags, TF version, stripped op list), saver, collections, signatures, assets and, for TF2
-// SavedModels, the object graph. Protobuf-free; graft/tf/graph_io.hpp reads and writes it.
+// SavedModels, the object graph. Protobuf-free; graft/formats/tf_graph/graph_io.hpp reads and writes it.
 //
 //   graft::meta_graph mg = graft::tf::load_meta_graph("model.ckpt.meta");
 //   mg.graph.size();  mg.collections.at("variables").variables[0].variable_name == "w:0";

@@ -9,7 +9,7 @@
 // (VariableV2/Variable + Assign + Identity ".../read"; VarHandleOp + AssignVariableOp +
 // ReadVariableOp). TF1 keys come from the Saver's RestoreV2 wiring when the graph has one, else the
 // variable op's name. For TF2 the key is derived from the object graph's first breadth-first path;
-// graft/tf/saved_model.hpp confirms it against the checkpoint's own object graph.
+// graft/formats/tf_graph/saved_model.hpp confirms it against the checkpoint's own object graph.
 #pragma once
 
 #include <algorithm>

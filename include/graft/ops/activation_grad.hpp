@@ -24,22 +24,14 @@ namespace op_detail {
 /// A float32 kernel o[0, n) = f(a[0, n), b[0, n)) for an op's fast path (AVX-512), or none.
 using f32_pair_kernel = void (*)(const float*, const float*, float*, std::int64_t);
 
-#ifdef GRAFT_GEMM_X86_DISPATCH
-// ReluGrad: o = a where b > 0, else +0 (b NaN gives 0, as the Eigen select).
-[[gnu::target("avx512f")]] inline void relu_grad_avx512(const float* a, const float* b, float* o, std::int64_t n) {
-    const __m512 zero = _mm512_setzero_ps();
-    std::int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __mmask16 pos = _mm512_cmp_ps_mask(_mm512_loadu_ps(b + i), zero, _CMP_GT_OQ);
-        _mm512_storeu_ps(o + i, _mm512_maskz_loadu_ps(pos, a + i));
-    }
-    if (i < n) {
-        const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
-        const __mmask16 pos = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, b + i), zero, _CMP_GT_OQ);
-        _mm512_mask_storeu_ps(o + i, m, _mm512_maskz_loadu_ps(pos, a + i));
-    }
-}
-#endif
+}  // namespace op_detail
+}  // namespace graft::ops
+
+// The AVX-512 ReluGrad loop: ops/arch/x86/activation_grad.hpp.
+#include "graft/ops/arch/x86/activation_grad.hpp"
+
+namespace graft::ops {
+namespace op_detail {
 
 /// out = build(a, b) for two inputs of one shape and dtype (Ts); a and b name the TF inputs.
 /// `fast`, when given, computes float32 instead under AVX-512 (same values).
@@ -64,7 +56,7 @@ tensor same_shape_op(types<Ts...>, std::string_view op, const tensor& a, std::st
             const T* pa = a.data<T>();
             const T* pb = b.data<T>();
             T* po = r.data<T>();
-#ifdef GRAFT_GEMM_X86_DISPATCH
+#ifdef GRAFT_X86_DISPATCH
             if constexpr (std::is_same_v<T, float>) {
                 if (fast && gemm::active_kernel() == gemm::kernel_isa::avx512) {
                     parallel_for(a.num_elements(), 3.0 * sizeof(T), cycles,
@@ -102,7 +94,7 @@ inline tensor relu_grad(const tensor& gradients, const tensor& features,
                                         using T = decltype(tag);
                                         return (f > f.constant(T(0))).select(g, g.constant(T(0)));
                                     },
-#ifdef GRAFT_GEMM_X86_DISPATCH
+#ifdef GRAFT_X86_DISPATCH
                                     &op_detail::relu_grad_avx512
 #else
                                     nullptr

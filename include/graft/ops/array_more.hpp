@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graft/ops/concat_split.hpp"
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 #include "graft/ops/shape_ops.hpp"
 
 namespace graft::ops {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 

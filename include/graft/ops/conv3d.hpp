@@ -25,7 +25,7 @@
 #include "graft/core/tensor.hpp"
 #include "graft/core/tensor_util.hpp"
 #include "graft/ops/matmul.hpp"
-#include "graft/ops/nn_util.hpp"
+#include "graft/ops/detail/nn_util.hpp"
 #include "graft/ops/transpose.hpp"
 
 namespace graft::ops {

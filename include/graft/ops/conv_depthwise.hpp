@@ -15,8 +15,8 @@
 #include "graft/core/error.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
-#include "graft/ops/conv_geom.hpp"
-#include "graft/ops/nn_util.hpp"
+#include "graft/ops/detail/conv_geom.hpp"
+#include "graft/ops/detail/nn_util.hpp"
 
 namespace graft::ops {
 namespace nn_detail {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "graft/core/tensor_util.hpp"
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 

@@ -22,7 +22,7 @@
 #include "graft/core/tensor_util.hpp"
 #include "graft/core/threads.hpp"
 #include "graft/ops/gemm.hpp"
-#include "graft/ops/nn_util.hpp"
+#include "graft/ops/detail/nn_util.hpp"
 
 namespace graft::ops {
 

@@ -12,7 +12,7 @@
 
 #include "graft/ops/broadcast.hpp"
 #include "graft/ops/unary.hpp"
-#include "graft/ops/widen.hpp"
+#include "graft/ops/detail/widen.hpp"
 
 namespace graft::ops {
 

@@ -24,7 +24,7 @@
 
 #include "graft/core/error.hpp"
 #include "graft/core/tensor.hpp"
-#include "graft/tf/wire.hpp"
+#include "graft/formats/tf/wire.hpp"
 
 namespace graft::ops {
 

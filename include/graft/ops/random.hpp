@@ -43,7 +43,7 @@
 #include "graft/core/half.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/ops/nn_util.hpp"
+#include "graft/ops/detail/nn_util.hpp"
 
 namespace graft::ops {
 

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "graft/ops/reduce_kernels.hpp"
-#include "graft/ops/widen.hpp"
+#include "graft/ops/detail/reduce_kernels.hpp"
+#include "graft/ops/detail/widen.hpp"
 
 namespace graft::ops {
 

@@ -19,7 +19,7 @@
 
 #include "graft/core/half.hpp"
 #include "graft/ops/gather.hpp"
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 

@@ -24,7 +24,7 @@
 #include "graft/core/error.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
-#include "graft/ops/nn_util.hpp"
+#include "graft/ops/detail/nn_util.hpp"
 
 namespace graft::ops {
 

@@ -30,7 +30,7 @@
 #include "graft/core/error.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/core/tensor_util.hpp"
-#include "graft/tf/wire.hpp"
+#include "graft/formats/tf/wire.hpp"
 
 namespace graft::ops {
 

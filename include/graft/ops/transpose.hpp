@@ -22,7 +22,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 

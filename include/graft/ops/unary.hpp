@@ -16,8 +16,8 @@
 #include <limits>
 #include <string_view>
 
-#include "graft/ops/op_support.hpp"
-#include "graft/ops/widen.hpp"
+#include "graft/ops/detail/op_support.hpp"
+#include "graft/ops/detail/widen.hpp"
 
 namespace graft::ops {
 

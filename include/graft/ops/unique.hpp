@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "graft/ops/op_support.hpp"
+#include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 

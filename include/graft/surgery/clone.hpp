@@ -42,8 +42,8 @@
 #include "graft/graph/variables.hpp"
 #include "graft/surgery/rename.hpp"
 #include "graft/surgery/values.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 namespace graft::surgery {
 

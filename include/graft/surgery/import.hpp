@@ -27,7 +27,7 @@
 #include "graft/graph/graph.hpp"
 #include "graft/graph/meta_graph.hpp"
 #include "graft/surgery/rename.hpp"
-#include "graft/tf/name_map.hpp"
+#include "graft/formats/tf/name_map.hpp"
 
 namespace graft::surgery {
 

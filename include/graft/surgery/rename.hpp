@@ -17,7 +17,7 @@
 
 #include "graft/graph/graph.hpp"
 #include "graft/graph/meta_graph.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 
 namespace graft::surgery {
 

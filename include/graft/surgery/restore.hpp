@@ -23,8 +23,8 @@
 #include "graft/exec/session.hpp"
 #include "graft/graph/meta_graph.hpp"
 #include "graft/surgery/rename.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/name_map.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/name_map.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
 

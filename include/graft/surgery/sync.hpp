@@ -40,8 +40,8 @@
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/checkpoint_state.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint_state.hpp"
 
 namespace graft::surgery {
 

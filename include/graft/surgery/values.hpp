@@ -15,7 +15,7 @@
 
 #include "graft/exec/session.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
 
 namespace graft::surgery {
 

@@ -36,10 +36,10 @@
 #include "graft/exec/session.hpp"
 #include "graft/exec/variable_store.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/bundle_writer.hpp"
-#include "graft/tf/checkpoint.hpp"
-#include "graft/tf/checkpoint_state.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf/bundle_writer.hpp"
+#include "graft/formats/tf/checkpoint.hpp"
+#include "graft/formats/tf/checkpoint_state.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/variables.hpp"
 
 namespace graft::train {

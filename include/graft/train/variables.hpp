@@ -23,7 +23,7 @@
 #include "graft/graph/build.hpp"
 #include "graft/graph/meta_graph.hpp"
 #include "graft/graph/variables.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/detail/names.hpp"
 
 namespace graft::train {

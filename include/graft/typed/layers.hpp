@@ -34,7 +34,7 @@
 #include "graft/graph/build.hpp"
 #include "graft/graph/meta_graph.hpp"
 #include "graft/surgery/freeze.hpp"
-#include "graft/tf/graph_io.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/train/saver.hpp"
 #include "graft/train/variables.hpp"
 #include "graft/typed/layers_types.hpp"

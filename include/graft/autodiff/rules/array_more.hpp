@@ -1,4 +1,4 @@
-// graft/autodiff/rules/array_more.hpp — gradients of the array_more family (graft/exec/kernels/array_more.hpp),
+// graft/autodiff/rules/array_more.hpp — gradients of the array_more family (graft/exec/cpu_kernels/array_more.hpp),
 // as TF's array_grad.py / manip_grad.py build them: each element-moving op is undone by its inverse move
 // (ReverseV2 by itself, Roll by Roll of -shift, SpaceToBatchND by BatchToSpaceND, a diagonal setter by
 // its getter, ...); BroadcastTo sums over the broadcast axes; ExtractImagePatches sums each patch

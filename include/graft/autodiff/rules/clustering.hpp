@@ -1,4 +1,4 @@
-// graft/autodiff/rules/clustering.hpp — gradients of the clustering family (graft/exec/kernels/clustering.hpp).
+// graft/autodiff/rules/clustering.hpp — gradients of the clustering family (graft/exec/cpu_kernels/clustering.hpp).
 #pragma once
 
 #include "graft/autodiff/rules/support.hpp"

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/collective.hpp — gradients of the collective family (graft/exec/kernels/collective.hpp).
+// graft/autodiff/rules/collective.hpp — gradients of the collective family (graft/exec/cpu_kernels/collective.hpp).
 // HorovodAllreduce: Horovod's _allreduce_grad (horovod/tensorflow/mpi_ops.py) — the gradient is the
 // allreduce of the incoming gradient with the forward op's reduce_op and scale factors (for Average
 // and Sum, the linear reductions). TF's collective ops register no gradient (nograd in the table);

@@ -1,5 +1,5 @@
 // graft/autodiff/rules/core.hpp — gradients of identities, AddN and variable reads, mirroring
-// graft/exec/kernels/core.hpp. The ops no gradient flows through (shape queries, comparisons,
+// graft/exec/cpu_kernels/core.hpp. The ops no gradient flows through (shape queries, comparisons,
 // random ops, ...) say so with `nograd` on their line of the op table (rules/all.hpp reads it).
 // TF1 control flow: a tf.cond's Switch and Merge (outside loops) as TF's control_flow_grad.py
 // (Merge -> Switch of the gradient on the taken input, which Merge's value_index names; Switch ->

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/functional.hpp — gradients of the functional family (graft/exec/kernels/functional.hpp):
+// graft/autodiff/rules/functional.hpp — gradients of the functional family (graft/exec/cpu_kernels/functional.hpp):
 // TensorList ops as TF's python/ops/list_ops.py writes them (SetItem <-> GetItem, Stack <->
 // FromTensor, PushBack <-> PopBack, Gather <-> Scatter), and TF2's functional control flow as
 // while_v2 / cond_v2 build it, with one difference: the forward loop accumulates only each

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/image.hpp — gradients of the image family (graft/exec/kernels/image.hpp), as
+// graft/autodiff/rules/image.hpp — gradients of the image family (graft/exec/cpu_kernels/image.hpp), as
 // TF's image_grad.py builds them.
 #pragma once
 

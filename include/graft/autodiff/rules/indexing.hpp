@@ -1,4 +1,4 @@
-// graft/autodiff/rules/indexing.hpp — gradients of the indexing family (graft/exec/kernels/indexing.hpp),
+// graft/autodiff/rules/indexing.hpp — gradients of the indexing family (graft/exec/cpu_kernels/indexing.hpp),
 // built as TF's array_grad.py / math_grad.py / nn_grad.py / data_flow_grad.py / sparse_grad.py do:
 // GatherNd <-> ScatterNd, TensorScatter*, TopK (the gradient scattered back to the picked indices),
 // NthElement, the Segment* and UnsortedSegment{Prod,Min,Max} reductions, DynamicPartition,

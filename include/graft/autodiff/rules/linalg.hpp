@@ -1,4 +1,4 @@
-// graft/autodiff/rules/linalg.hpp — gradients of the linalg family (graft/exec/kernels/linalg.hpp),
+// graft/autodiff/rules/linalg.hpp — gradients of the linalg family (graft/exec/cpu_kernels/linalg.hpp),
 // as TF's linalg_grad.py builds them.
 #pragma once
 

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/math_more.hpp — gradients of the math_more family (graft/exec/kernels/math_more.hpp):
+// graft/autodiff/rules/math_more.hpp — gradients of the math_more family (graft/exec/cpu_kernels/math_more.hpp):
 // hyperbolic and inverse trigonometric functions, special functions, the no-NaN divisions, scans,
 // AccumulateNV2, LinSpace and fake quantization. Formulas of TF's math_grad.py / array_grad.py; the
 // integer, bit and test ops are declared not differentiable.

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/nn_more.hpp — gradients of the nn_more family (graft/exec/kernels/nn_more.hpp):
+// graft/autodiff/rules/nn_more.hpp — gradients of the nn_more family (graft/exec/cpu_kernels/nn_more.hpp):
 // 3-D convolution and pooling, MaxPoolWithArgmax, LRN and the fused RNN cells, built as TF's
 // nn_grad.py / rnn_grad.py build them.
 #pragma once

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/parsing.hpp — gradients of the parsing family (graft/exec/kernels/parsing.hpp).
+// graft/autodiff/rules/parsing.hpp — gradients of the parsing family (graft/exec/cpu_kernels/parsing.hpp).
 #pragma once
 
 #include "graft/autodiff/rules/support.hpp"

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/summary.hpp — gradients of the summary family (graft/exec/kernels/summary.hpp).
+// graft/autodiff/rules/summary.hpp — gradients of the summary family (graft/exec/cpu_kernels/summary.hpp).
 #pragma once
 
 #include "graft/autodiff/rules/support.hpp"

@@ -1,4 +1,4 @@
-// graft/autodiff/rules/tensor_array.hpp — gradients of the tensor_array family (graft/exec/kernels/tensor_array.hpp),
+// graft/autodiff/rules/tensor_array.hpp — gradients of the tensor_array family (graft/exec/cpu_kernels/tensor_array.hpp),
 // as TF's tensor_array_grad.py builds them: gradients flow through the float "flow" edges, and each
 // rule reaches the gradient TensorArray of its forward array (TensorArrayGradV3, keyed by the
 // gradients scope as source) to write, read, scatter, gather, split or concat there.

@@ -21,7 +21,7 @@ inline void collective_op_specs(std::vector<std::string>& s) {
     // strategy writes the V2 forms, TF1's CollectiveAllReduceStrategy the V1 forms) and Horovod's
     // (horovod/tensorflow/mpi_ops.cc), with their signatures as the sources register them, so a
     // graph's stripped_op_list matches graft's lines. They run on graft::dist::world()
-    // (exec/kernels/collective.hpp): graft runs one group, every rank of the job. TF restricts T to
+    // (exec/cpu_kernels/collective.hpp): graft runs one group, every rank of the job. TF restricts T to
     // {bfloat16, float, float16, float64, int32, int64} (bool too for the broadcasts); the kernels
     // take what the communicator handles and refuse the rest naming the node. TF's
     // is_distributed_communication flag is not modelled by the spec syntax.

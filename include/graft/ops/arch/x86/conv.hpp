@@ -1,0 +1,330 @@
+// graft/ops/arch/x86/conv.hpp — the AVX-512 narrow convolution (few input channels: taps spread over 16-lane vectors)
+// and its filter gradient: the x86 half of graft/ops/conv.hpp, chosen at run time there ([[gnu::target]],
+// ops/arch/x86/cpu.hpp); empty where GRAFT_X86_DISPATCH is not set.
+// Internal: include graft/ops/conv.hpp.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "graft/ops/arch/x86/cpu.hpp"
+
+#ifdef GRAFT_X86_DISPATCH
+namespace graft::ops::nn_detail {
+
+// out[0, len) = sum over taps t of base[tap_off[t] + j] * w_t[j], len <= 16V: V zmm accumulators (the
+// last masked), taps in order with one fused multiply-add each. w_t repeats with period OC; its P
+// distinct vectors (P = lcm(OC, 16) / 16) are wpat[t*16P + 16p], loaded once per tap.
+template <int V, int P>
+[[gnu::target("avx512f")]] inline void conv_taps_avx512(const float* base, const std::int64_t* tap_off,
+                                                        const float* wpat, std::int64_t taps, int len, float* out) {
+    __m512 acc[V];
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+    const auto last = static_cast<__mmask16>((1u << (len - 16 * (V - 1))) - 1);
+    for (std::int64_t t = 0; t < taps; ++t) {
+        const float* src = base + tap_off[t];
+        __m512 w[P];
+#pragma GCC unroll 8
+        for (int q = 0; q < P; ++q) w[q] = _mm512_load_ps(wpat + (t * P + q) * 16);
+#pragma GCC unroll 16
+        for (int v = 0; v < V - 1; ++v) acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(src + 16 * v), w[v % P], acc[v]);
+        acc[V - 1] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(last, src + 16 * (V - 1)), w[(V - 1) % P], acc[V - 1]);
+    }
+#pragma GCC unroll 16
+    for (int v = 0; v < V - 1; ++v) _mm512_storeu_ps(out + 16 * v, acc[v]);
+    _mm512_mask_storeu_ps(out + 16 * (V - 1), last, acc[V - 1]);
+}
+
+using conv_taps_fn = void (*)(const float*, const std::int64_t*, const float*, std::int64_t, int, float*);
+/// conv_taps_avx512<V, P> for V = 1..16 at index V - 1.
+template <int P, int... I>
+constexpr std::array<conv_taps_fn, sizeof...(I)> conv_taps_table(std::integer_sequence<int, I...>) {
+    return {conv_taps_avx512<I + 1, P>...};
+}
+/// The kernels for a filter-pattern period of 16P floats, P in {1, 3, 5, 7} (the lcm of 16 and OC <= 8).
+inline const std::array<conv_taps_fn, 16>& conv_taps_kernels(std::int64_t P) {
+    static const std::array<conv_taps_fn, 16> p1 = conv_taps_table<1>(std::make_integer_sequence<int, 16>{}),
+                                              p3 = conv_taps_table<3>(std::make_integer_sequence<int, 16>{}),
+                                              p5 = conv_taps_table<5>(std::make_integer_sequence<int, 16>{}),
+                                              p7 = conv_taps_table<7>(std::make_integer_sequence<int, 16>{});
+    return P == 1 ? p1 : P == 3 ? p3 : P == 5 ? p5 : p7;
+}
+
+// dst[x*oc + c] = src[x*step] for x < n, c < oc <= 16: one masked store of a broadcast per value.
+[[gnu::target("avx512f")]] inline void spread_avx512(const float* src, std::int64_t step, std::int64_t n,
+                                                     std::int64_t oc, float* dst) {
+    const auto lanes = static_cast<__mmask16>((1u << oc) - 1);
+    for (std::int64_t x = 0; x < n; ++x) _mm512_mask_storeu_ps(dst + x * oc, lanes, _mm512_set1_ps(src[x * step]));
+}
+
+// wpat[t*period + j] = f[t*OC + j % OC] for t < taps, j < period = lcm(OC, 16), OC <= 16: each
+// tap's OC weights repeated along its pattern, one lane permute per vector.
+[[gnu::target("avx512f")]] inline void filter_patterns_avx512(const float* f, std::int64_t taps, std::int64_t OC,
+                                                             std::int64_t period, float* wpat) {
+    const auto lanes = static_cast<__mmask16>((1u << OC) - 1);
+    alignas(64) std::int32_t idx[16 * 16];  // period <= 16 * 16
+    for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1) idx[j] = static_cast<std::int32_t>(c);
+    for (std::int64_t t = 0; t < taps; ++t) {
+        const __m512 w = _mm512_maskz_loadu_ps(lanes, f + t * OC);
+        for (std::int64_t q = 0; q < period; q += 16)
+            _mm512_store_ps(wpat + t * period + q, _mm512_maskz_permutexvar_ps(0xFFFF, _mm512_load_si512(idx + q), w));
+    }
+}
+
+/// Whether conv_narrow_avx512 takes this forward convolution: NHWC float32 under AVX-512 with at
+/// most 8 output channels (a GEMM register tile is 16 or 32 channels wide: it wastes half or more;
+/// at 16 channels GEMM was 2.3x faster on LeNet's second layer), unit column stride, and a depth
+/// within one GEMM panel (so both paths sum the same products in the same order).
+inline bool conv_narrow_fits(const conv_geom& g) {
+    return g.nhwc && g.oc <= 8 && g.sw == 1 && g.K() <= gemm::kc_block && g.ic <= 8 &&
+           gemm::active_kernel() == gemm::kernel_isa::avx512;
+}
+
+/// Floats of the spread planes of one group of images (half an L2): spread, then used while hot.
+/// (At 8 MiB, LeNet's first layer, b128, cold caches: forward 1.00 -> 0.67 ms, filter gradient 1.06 -> 0.96.)
+inline constexpr std::int64_t kSpreadGroupFloats = std::int64_t{1} << 17;
+
+/// Direct convolution for few output channels. An NHWC output row is OW*OC contiguous floats; with
+/// unit column stride, output element j = ox*OC + c of row oy takes, for tap (ky, kx, ic), the
+/// input value at column ox + kx*dw, channel ic. Each input plane is first spread OC-fold
+/// (rep[ic][y][x*OC + c] = in[y][x][ic]), so a tap reads one contiguous run of the row and
+/// multiplies it by the tap's filter weights repeated with period OC (wpat). No packing, every
+/// vector lane useful. Taps run in im2col depth order, so the result equals the GEMM path's bits.
+/// What the direct few-channel kernels share: the geometry over the zero-bordered input (the
+/// spread planes carry the border: no padded copy of the input is made), the offsets of the taps in
+/// the spread planes, and `slots` buffers of spread planes for a group of images each (one per
+/// thread when each thread takes whole images: it spreads and uses its own groups, with no barrier).
+struct narrow_conv {
+    conv_geom g0;        // the convolution as given
+    const float* x;      // its input
+    conv_geom g;         // over the zero-bordered input: pads 0, every window inside
+    std::int64_t OC, taps, row, plane, image, period, L, out_row, group;
+    std::vector<std::int64_t> tap_off;
+    float* rep = nullptr;  // the calling thread's scratch (kept between calls: no allocation per run)
+
+    /// Whether each of `tasks` threads takes whole images (enough of them for a balanced split).
+    static bool by_images(const conv_geom& g, int tasks) { return tasks > 1 && g.n >= 2 * tasks; }
+
+    narrow_conv(const conv_geom& geom, const float* input, int slots = 1) : g0(geom), x(input), g(geom) {
+        std::tie(g.ih, g.iw) = padded_extent(g0);
+        g.pt = 0, g.pl = 0;
+        OC = g.oc, taps = g.K(), row = g.iw * OC, plane = g.ih * row;
+        image = std::max<std::int64_t>(1, g.ic * plane);
+        // a tap's weights along a row repeat every OC floats, its vectors every lcm(OC, 16) floats
+        period = std::lcm(OC, std::int64_t{16});
+        L = 256 / period * period;  // floats per chunk of an output row (<= 16 vectors)
+        out_row = g.ow * OC;
+        tap_off.resize(static_cast<std::size_t>(taps));
+        for (std::int64_t ky = 0, t = 0; ky < g.kh; ++ky)
+            for (std::int64_t kx = 0; kx < g.kw; ++kx)
+                for (std::int64_t ic = 0; ic < g.ic; ++ic, ++t)
+                    tap_off[static_cast<std::size_t>(t)] = ic * plane + ky * g.dh * row + kx * g.dw * OC;
+        // images in groups whose spread planes take about kSpreadGroupFloats (at least one image)
+        group = std::clamp<std::int64_t>(kSpreadGroupFloats / image, 1, g.n);
+        thread_local gemm::detail::scratch<float> planes;
+        rep = planes.get(static_cast<std::size_t>(slots * group * image));
+    }
+    /// Spreads images [b0, b0 + nb), nb <= group, into buffer `slot`: on all threads, or on the
+    /// calling one only.
+    void spread(std::int64_t b0, std::int64_t nb, int slot = 0, bool all_threads = true) {
+        float* const buf = rep + slot * group * image;
+        const std::int64_t left = g0.pl * OC, filled = g0.iw * OC;
+        auto rows = [&](std::int64_t r0, std::int64_t r1) {
+            for (std::int64_t r = r0; r < r1; ++r) {
+                const std::int64_t b = r / g.ih, iy = r - b * g.ih, sy = iy - g0.pt;
+                float* dst = buf + b * image + iy * row;
+                if (sy < 0 || sy >= g0.ih) {  // a border row
+                    for (std::int64_t ic = 0; ic < g.ic; ++ic) std::fill(dst + ic * plane, dst + ic * plane + row, 0.f);
+                    continue;
+                }
+                const float* src = x + (b0 + b) * g0.in_sn + sy * g0.in_sh;
+                for (std::int64_t ic = 0; ic < g.ic; ++ic) {
+                    float* d = dst + ic * plane;
+                    std::fill(d, d + left, 0.f);
+                    spread_avx512(src + ic, g0.ic, g0.iw, OC, d + left);
+                    std::fill(d + left + filled, d + row, 0.f);
+                }
+            }
+        };
+        if (!all_threads) return rows(0, nb * g.ih);
+        parallel_for(nb * g.ih, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, row * g.ic)), rows);
+    }
+    /// by_images(): each of `tasks` threads takes whole images and, group by group, spreads them
+    /// into its own buffer (slot = task) and calls rows(task, b0, nb) on the group of nb images at b0.
+    template <class Rows>
+    void for_own_images(int tasks, Rows&& rows) {
+        run_tasks(tasks, [&](int task) {
+            const std::int64_t e0 = g.n * task / tasks, e1 = g.n * (task + 1) / tasks;
+            for (std::int64_t b0 = e0; b0 < e1; b0 += group) {
+                const std::int64_t nb = std::min(group, e1 - b0);
+                spread(b0, nb, task, false);
+                rows(task, b0, nb);
+            }
+        });
+    }
+    /// Output row oy of image b of the group in buffer `slot`, at tap offset 0.
+    [[nodiscard]] const float* base(std::int64_t b, std::int64_t oy, int slot = 0) const {
+        return rep + (slot * group + b) * image + oy * g.sh * row;
+    }
+};
+
+inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float* f, float* y) {
+    const int threads = num_threads();
+    const bool by_images = narrow_conv::by_images(g0, threads);
+    narrow_conv nc(g0, x, by_images ? threads : 1);
+    const conv_geom& g = nc.g;
+    const std::int64_t OC = nc.OC, taps = nc.taps, period = nc.period, L = nc.L, out_row = nc.out_row;
+    thread_local gemm::detail::scratch<float> wpat_store;  // 64-byte aligned
+    float* const wpat = wpat_store.get(static_cast<std::size_t>(taps * period));
+    filter_patterns_avx512(f, taps, OC, period, wpat);
+    const auto& by_vectors = conv_taps_kernels(period / 16);
+    // output rows [r0, r1) of the group of images from b0 spread in buffer `slot`
+    auto group_rows = [&](int slot, std::int64_t b0, std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r) {
+            const std::int64_t b = r / g.oh, oy = r - b * g.oh;
+            const float* base = nc.base(b, oy, slot);
+            float* out = y + (b0 + b) * g.out_sn + oy * g.out_sh;
+            for (std::int64_t j0 = 0; j0 < out_row; j0 += L) {
+                const int len = static_cast<int>(std::min(L, out_row - j0));
+                by_vectors[static_cast<std::size_t>((len + 15) / 16 - 1)](base + j0, nc.tap_off.data(), wpat, taps, len,
+                                                                           out + j0);
+            }
+        }
+    };
+    if (by_images) {
+        nc.for_own_images(threads, [&](int task, std::int64_t b0, std::int64_t nb) {
+            group_rows(task, b0, 0, nb * g.oh);
+        });
+        return;
+    }
+    const double row_flops = 2.0 * static_cast<double>(out_row * taps);
+    for (std::int64_t b0 = 0; b0 < g.n; b0 += nc.group) {
+        const std::int64_t nb = std::min(nc.group, g.n - b0);
+        nc.spread(b0, nb);
+        parallel_for(nb * g.oh, static_cast<std::int64_t>(std::ceil(gemm::detail::kFlopsPerThread / row_flops)),
+                     [&](std::int64_t r0, std::int64_t r1) { group_rows(0, b0, r0, r1); });
+    }
+}
+
+// partial[t*L + j] += sum over the `rows` rows r of bases[r][tap_off[t] + j] * dys[r][j], j < len
+// <= 16V (lanes past len add zero). Two taps at a time where 2V accumulators fit (V <= 15): each
+// vector of dy is loaded once for both; each tap's sum runs over the rows in order either way.
+template <int V>
+[[gnu::target("avx512f")]] inline void conv_taps_grad_avx512(const float* const* bases, const float* const* dys,
+                                                             int rows, const std::int64_t* tap_off, std::int64_t taps,
+                                                             int len, float* partial, std::int64_t L) {
+    const auto last = static_cast<__mmask16>((1u << (len - 16 * (V - 1))) - 1);
+    std::int64_t t = 0;
+    if constexpr (V <= 15) {
+        for (; t + 2 <= taps; t += 2) {
+            __m512 a0[V], a1[V];
+#pragma GCC unroll 16
+            for (int v = 0; v < V; ++v) a0[v] = _mm512_setzero_ps(), a1[v] = _mm512_setzero_ps();
+            for (int r = 0; r < rows; ++r) {
+                const float* s0 = bases[r] + tap_off[t];
+                const float* s1 = bases[r] + tap_off[t + 1];
+                const float* d = dys[r];
+#pragma GCC unroll 16
+                for (int v = 0; v < V - 1; ++v) {
+                    const __m512 dv = _mm512_loadu_ps(d + 16 * v);
+                    a0[v] = _mm512_fmadd_ps(_mm512_loadu_ps(s0 + 16 * v), dv, a0[v]);
+                    a1[v] = _mm512_fmadd_ps(_mm512_loadu_ps(s1 + 16 * v), dv, a1[v]);
+                }
+                const __m512 dv = _mm512_maskz_loadu_ps(last, d + 16 * (V - 1));
+                a0[V - 1] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(last, s0 + 16 * (V - 1)), dv, a0[V - 1]);
+                a1[V - 1] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(last, s1 + 16 * (V - 1)), dv, a1[V - 1]);
+            }
+            float* p0 = partial + t * L;
+            float* p1 = p0 + L;
+#pragma GCC unroll 16
+            for (int v = 0; v < V; ++v) {
+                _mm512_storeu_ps(p0 + 16 * v, _mm512_add_ps(_mm512_loadu_ps(p0 + 16 * v), a0[v]));
+                _mm512_storeu_ps(p1 + 16 * v, _mm512_add_ps(_mm512_loadu_ps(p1 + 16 * v), a1[v]));
+            }
+        }
+    }
+    for (; t < taps; ++t) {
+        __m512 acc[V];
+#pragma GCC unroll 16
+        for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+        for (int r = 0; r < rows; ++r) {
+            const float* src = bases[r] + tap_off[t];
+            const float* d = dys[r];
+#pragma GCC unroll 16
+            for (int v = 0; v < V - 1; ++v)
+                acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(src + 16 * v), _mm512_loadu_ps(d + 16 * v), acc[v]);
+            acc[V - 1] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(last, src + 16 * (V - 1)),
+                                         _mm512_maskz_loadu_ps(last, d + 16 * (V - 1)), acc[V - 1]);
+        }
+        float* pt = partial + t * L;
+#pragma GCC unroll 16
+        for (int v = 0; v < V; ++v) _mm512_storeu_ps(pt + 16 * v, _mm512_add_ps(_mm512_loadu_ps(pt + 16 * v), acc[v]));
+    }
+}
+
+/// The filter gradient of a convolution conv_narrow_fits() takes: df[t][c] is the sum over output
+/// rows of the spread input's run for tap t times the row of dy, over the lanes of channel c. Each
+/// thread sums its rows (eight at a time per tap) into its own partial rows; the partials are added
+/// in thread order (the result depends on the thread count, as the GEMM path's does).
+inline void conv_narrow_filter_grad_avx512(const conv_geom& g0, const float* x, const float* dy, float* df) {
+    const double flops = 2.0 * static_cast<double>(g0.n * g0.oh * g0.ow * g0.oc * g0.K());
+    const int tasks = static_cast<int>(std::clamp<double>(flops / gemm::detail::kFlopsPerThread, 1.0, num_threads()));
+    const bool by_images = narrow_conv::by_images(g0, tasks);
+    narrow_conv nc(g0, x, by_images ? tasks : 1);
+    const conv_geom& g = nc.g;
+    const std::int64_t OC = nc.OC, taps = nc.taps, L = nc.L, out_row = nc.out_row;
+    using grad_fn = void (*)(const float* const*, const float* const*, int, const std::int64_t*, std::int64_t, int,
+                             float*, std::int64_t);
+    static constexpr grad_fn by_vectors[16] = {
+        conv_taps_grad_avx512<1>,  conv_taps_grad_avx512<2>,  conv_taps_grad_avx512<3>,  conv_taps_grad_avx512<4>,
+        conv_taps_grad_avx512<5>,  conv_taps_grad_avx512<6>,  conv_taps_grad_avx512<7>,  conv_taps_grad_avx512<8>,
+        conv_taps_grad_avx512<9>,  conv_taps_grad_avx512<10>, conv_taps_grad_avx512<11>, conv_taps_grad_avx512<12>,
+        conv_taps_grad_avx512<13>, conv_taps_grad_avx512<14>, conv_taps_grad_avx512<15>, conv_taps_grad_avx512<16>};
+    std::vector<float> partial(static_cast<std::size_t>(tasks * taps * L), 0.f);
+    constexpr int kRows = 8;
+    // task's sums over output rows [r_begin, r_end) of the group of images from b0 in buffer `slot`
+    auto group_rows = [&](int task, int slot, std::int64_t b0, std::int64_t r_begin, std::int64_t r_end) {
+        float* part = partial.data() + task * taps * L;
+        const float* bases[kRows];
+        const float* dys[kRows];
+        for (std::int64_t r0 = r_begin; r0 < r_end; r0 += kRows) {
+            const int n = static_cast<int>(std::min<std::int64_t>(kRows, r_end - r0));
+            for (std::int64_t j0 = 0; j0 < out_row; j0 += L) {
+                for (int k = 0; k < n; ++k) {
+                    const std::int64_t b = (r0 + k) / g.oh, oy = (r0 + k) - b * g.oh;
+                    bases[k] = nc.base(b, oy, slot) + j0;
+                    dys[k] = dy + (b0 + b) * g.out_sn + oy * g.out_sh + j0;
+                }
+                const int len = static_cast<int>(std::min(L, out_row - j0));
+                by_vectors[(len + 15) / 16 - 1](bases, dys, n, nc.tap_off.data(), taps, len, part, L);
+            }
+        }
+    };
+    if (by_images) {
+        nc.for_own_images(tasks, [&](int task, std::int64_t b0, std::int64_t nb) {
+            group_rows(task, task, b0, 0, nb * g.oh);
+        });
+    } else {
+        for (std::int64_t b0 = 0; b0 < g.n; b0 += nc.group) {
+            const std::int64_t nb = std::min(nc.group, g.n - b0), rows = nb * g.oh;
+            nc.spread(b0, nb);
+            run_tasks(tasks, [&](int task) { group_rows(task, 0, b0, rows * task / tasks, rows * (task + 1) / tasks); });
+        }
+    }
+    for (std::int64_t t = 0; t < taps; ++t)
+        for (std::int64_t c = 0; c < OC; ++c) {
+            float sum = 0.f;
+            for (int task = 0; task < tasks; ++task) {
+                const float* pt = partial.data() + (task * taps + t) * L;
+                for (std::int64_t j = c; j < L; j += OC) sum += pt[j];
+            }
+            df[t * OC + c] = sum;
+        }
+}
+
+}  // namespace graft::ops::nn_detail
+#endif  // GRAFT_X86_DISPATCH

@@ -1,0 +1,232 @@
+// graft/ops/arch/x86/gemm_kernels.hpp — the x86 micro-kernels of graft's GEMM: AVX2 + FMA (a 6x16
+// tile in 12 ymm accumulators, A packed or read in place) and AVX-512F (12x16 or 12x32 in 24 zmm),
+// plus the AVX-512 transpose that packs 6-row A panels. Chosen at run time (detail/gemm_kernels.hpp);
+// empty where GRAFT_X86_DISPATCH is not set. Internal: include graft/ops/gemm.hpp.
+#pragma once
+
+#include <cstdint>
+
+#include "graft/ops/arch/x86/cpu.hpp"
+#include "graft/ops/detail/gemm_tile.hpp"
+
+#ifdef GRAFT_X86_DISPATCH
+namespace graft::ops::gemm::detail {
+
+#define GRAFT_GEMM_ROW(r)                                  \
+    {                                                      \
+        const __m256 av = _mm256_broadcast_ss(a + (r));    \
+        c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);        \
+        c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);        \
+    }
+[[gnu::target("avx2,fma")]] inline void store_avx2(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
+                                                    bool accumulate, const __m256 (&acc)[mr][2]) {
+    if (m == mr && n == nr && cs == 1) {
+        for (int r = 0; r < mr; ++r) {
+            float* cr = c + r * rs;
+            __m256 lo = acc[r][0], hi = acc[r][1];
+            if (accumulate) {
+                lo = _mm256_add_ps(lo, _mm256_loadu_ps(cr));
+                hi = _mm256_add_ps(hi, _mm256_loadu_ps(cr + 8));
+            }
+            _mm256_storeu_ps(cr, lo);
+            _mm256_storeu_ps(cr + 8, hi);
+        }
+        return;
+    }
+    alignas(64) float tile[mr * nr];
+    for (int r = 0; r < mr; ++r) {
+        _mm256_store_ps(tile + r * nr, acc[r][0]);
+        _mm256_store_ps(tile + r * nr + 8, acc[r][1]);
+    }
+    store_tile(tile, c, rs, cs, m, n, accumulate);
+}
+
+[[gnu::target("avx2,fma")]] inline void kernel_avx2(std::int64_t kc, const float* a, const float* b, float* c,
+                                                     std::int64_t rs, std::int64_t cs, int m, int n,
+                                                     bool accumulate) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#pragma GCC unroll 4
+    for (std::int64_t k = 0; k < kc; ++k) {
+        const __m256 b0 = _mm256_load_ps(b);
+        const __m256 b1 = _mm256_load_ps(b + 8);
+        GRAFT_GEMM_ROW(0) GRAFT_GEMM_ROW(1) GRAFT_GEMM_ROW(2)
+        GRAFT_GEMM_ROW(3) GRAFT_GEMM_ROW(4) GRAFT_GEMM_ROW(5)
+        a += mr;
+        b += nr;
+    }
+    const __m256 acc[mr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    store_avx2(c, rs, cs, m, n, accumulate, acc);
+}
+
+/// The same tile with A read in place: row r of A at depth k is rows[r][off[k]] (UseTable: an im2col
+/// matrix over a convolution input) or rows[r][k * step] (a strided matrix) — no packing.
+#define GRAFT_GEMM_IROW(r)                                       \
+    {                                                            \
+        const __m256 av = _mm256_broadcast_ss(p##r + o);         \
+        c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);              \
+        c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);              \
+    }
+template <bool UseTable>
+[[gnu::target("avx2,fma")]] inline void kernel_avx2_indirect(std::int64_t kc, const float* const* rows,
+                                                              const std::int64_t* off, std::int64_t step,
+                                                              const float* b, float* c, std::int64_t rs,
+                                                              std::int64_t cs, int m, int n, bool accumulate) {
+    const float *p0 = rows[0], *p1 = rows[1], *p2 = rows[2], *p3 = rows[3], *p4 = rows[4], *p5 = rows[5];
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    std::int64_t o = 0;
+#pragma GCC unroll 4
+    for (std::int64_t k = 0; k < kc; ++k) {
+        if constexpr (UseTable) o = off[k];
+        const __m256 b0 = _mm256_load_ps(b);
+        const __m256 b1 = _mm256_load_ps(b + 8);
+        GRAFT_GEMM_IROW(0) GRAFT_GEMM_IROW(1) GRAFT_GEMM_IROW(2)
+        GRAFT_GEMM_IROW(3) GRAFT_GEMM_IROW(4) GRAFT_GEMM_IROW(5)
+        b += nr;
+        if constexpr (!UseTable) o += step;
+    }
+    const __m256 acc[mr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    store_avx2(c, rs, cs, m, n, accumulate, acc);
+}
+#undef GRAFT_GEMM_IROW
+#undef GRAFT_GEMM_ROW
+
+// AVX-512F: 12 rows of A (two consecutive 6-row panels) against one or, Wide, two 16-column B
+// panels, one zmm accumulator per row and panel (24 for 12x32). The packed layouts are the AVX2
+// kernel's; rows past `m` (zero-filled by the packing, or repeats of a valid row for in-place A)
+// are computed and not stored.
+
+/// Where the AVX-512 kernels read A: two packed 6-row panels (the second follows the first).
+/// at(r, o) is row r at the current depth; offset() gives `o` once per depth; next() steps on.
+struct packed_pair {
+    const float* a;
+    const float* a2;
+    [[nodiscard]] std::int64_t offset() const { return 0; }
+    [[nodiscard]] float at(int r, std::int64_t) const { return r < mr ? a[r] : a2[r - mr]; }
+    void next() {
+        a += mr;
+        a2 += mr;
+    }
+    void reload() {}
+};
+/// Or 12 rows of an im2col matrix over a convolution input, in place: row r at depth k is
+/// rows[r][off[k]]. (A strided matrix is packed when the AVX-512 kernels run: see serial().)
+struct in_place_rows {
+    const float* const* rows;
+    const std::int64_t* off;
+    [[nodiscard]] std::int64_t offset() const { return *off; }
+    [[nodiscard]] float at(int r, std::int64_t at_o) const { return rows[r][at_o]; }
+    void next() { ++off; }
+    /// Makes the compiler read the twelve row pointers from memory at the next depth: hoisted
+    /// out of the 12x16 loop they do not fit the general registers and GCC parks them in vector
+    /// registers (measured 10% slower on LeNet's conv2; the 12x32 loop is faster without this).
+    void reload() { asm("" : "+r"(rows)); }
+};
+
+/// Stores rows [0, m) and columns [0, n) of a 12 x 16 (lo) or, Wide, 12 x 32 (lo | hi) tile.
+template <bool Wide>
+[[gnu::target("avx512f")]] inline void store_avx512(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
+                                                     bool accumulate, const __m512 (&lo)[2 * mr],
+                                                     const __m512 (&hi)[2 * mr]) {
+    constexpr int w = Wide ? 2 * nr : nr;
+    if (cs == 1) {
+        const auto mask_lo = static_cast<__mmask16>(n >= nr ? 0xFFFFu : (1u << n) - 1u);
+        const auto mask_hi = static_cast<__mmask16>(n >= 2 * nr ? 0xFFFFu : n <= nr ? 0u : (1u << (n - nr)) - 1u);
+        for (int r = 0; r < m; ++r) {
+            float* cr = c + r * rs;
+            __m512 v = lo[r];
+            if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask_lo, cr));
+            _mm512_mask_storeu_ps(cr, mask_lo, v);
+            if constexpr (Wide) {
+                __m512 u = hi[r];
+                if (accumulate) u = _mm512_add_ps(u, _mm512_maskz_loadu_ps(mask_hi, cr + nr));
+                _mm512_mask_storeu_ps(cr + nr, mask_hi, u);
+            }
+        }
+        return;
+    }
+    alignas(64) float tile[2 * mr * w];
+    for (int r = 0; r < 2 * mr; ++r) {
+        _mm512_store_ps(tile + r * w, lo[r]);
+        if constexpr (Wide) _mm512_store_ps(tile + r * w + nr, hi[r]);
+    }
+    for (int r = 0; r < m; ++r) {
+        for (int j = 0; j < n; ++j) {
+            float& dst = c[r * rs + j * cs];
+            dst = (accumulate ? dst : 0.f) + tile[r * w + j];
+        }
+    }
+}
+
+/// C[0:m, 0:n] (= or +=) A rows (m <= 12) * [b panel | Wide: the next b panel] (n <= 16 or 32):
+/// per depth one or two loads of B and twelve broadcasts of A for 12 or 24 FMAs.
+template <bool Wide, class Rows>
+[[gnu::target("avx512f")]] inline void kernel_avx512(std::int64_t kc, Rows a, const float* b, float* c,
+                                                      std::int64_t rs, std::int64_t cs, int m, int n,
+                                                      bool accumulate) {
+    const float* bb = b + kc * nr;  // Wide: the second B panel follows the first
+    __m512 lo[2 * mr], hi[2 * mr];
+#pragma GCC unroll 12
+    for (int r = 0; r < 2 * mr; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (std::int64_t k = 0; k < kc; ++k) {
+        const std::int64_t o = a.offset();
+        const __m512 b0 = _mm512_load_ps(b);
+        const __m512 b1 = Wide ? _mm512_load_ps(bb) : b0;
+#pragma GCC unroll 12
+        for (int r = 0; r < 2 * mr; ++r) {
+            const __m512 av = _mm512_set1_ps(a.at(r, o));
+            lo[r] = _mm512_fmadd_ps(av, b0, lo[r]);
+            if constexpr (Wide) hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
+        }
+        a.next();
+        if constexpr (!Wide) a.reload();
+        b += nr;
+        if constexpr (Wide) bb += nr;
+    }
+    store_avx512<Wide>(c, rs, cs, m, n, accumulate, lo, hi);
+}
+
+static_assert(mr == 6, "pack_a6_avx512 packs 6-row panels");
+/// The lane tables of pack_a6_avx512: output vector j of a 16-depth step holds packed elements
+/// f = 16j + e (e < 16), which is row f % 6 at depth f / 6; pair p of rows (2p, 2p+1) supplies the
+/// lanes whose row is in it, at permutex2var index (row % 2) * 16 + depth.
+struct a6_tables {
+    alignas(64) std::int32_t idx[6][3][16];
+    std::uint16_t from23[6], from45[6];
+    a6_tables() : from23{}, from45{} {
+        for (int j = 0; j < 6; ++j)
+            for (int e = 0; e < 16; ++e) {
+                const int f = 16 * j + e, r = f % 6, k = f / 6;
+                for (int pair = 0; pair < 3; ++pair) idx[j][pair][e] = (r / 2 == pair) ? (r % 2) * 16 + k : 0;
+                if (r / 2 == 1) from23[j] = static_cast<std::uint16_t>(from23[j] | (1u << e));
+                if (r / 2 == 2) from45[j] = static_cast<std::uint16_t>(from45[j] | (1u << e));
+            }
+    }
+};
+
+/// dst[k*6 + r] = rows[r][k] for k < kc, r < 6 (a whole 6-row A panel): per 16 depths six row loads,
+/// a 6x16 transpose in registers (three two-source permutes and two blends per output vector), six
+/// stores, where the scalar gather issues 96 loads and 96 stores.
+[[gnu::target("avx512f")]] inline void pack_a6_avx512(const float* const* rows, std::int64_t kc, float* dst) {
+    static const a6_tables t;
+    std::int64_t k = 0;
+    for (; k + 16 <= kc; k += 16, dst += 96) {
+        __m512 r[6];
+        for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_ps(rows[i] + k);
+#pragma GCC unroll 6
+        for (int j = 0; j < 6; ++j) {
+            const __m512 p01 = _mm512_permutex2var_ps(r[0], _mm512_load_si512(t.idx[j][0]), r[1]);
+            const __m512 p23 = _mm512_permutex2var_ps(r[2], _mm512_load_si512(t.idx[j][1]), r[3]);
+            const __m512 p45 = _mm512_permutex2var_ps(r[4], _mm512_load_si512(t.idx[j][2]), r[5]);
+            const __m512 o = _mm512_mask_blend_ps(t.from45[j], _mm512_mask_blend_ps(t.from23[j], p01, p23), p45);
+            _mm512_storeu_ps(dst + 16 * j, o);
+        }
+    }
+    for (; k < kc; ++k, dst += 6)
+        for (int i = 0; i < 6; ++i) dst[i] = rows[i][k];
+}
+
+}  // namespace graft::ops::gemm::detail
+#endif  // GRAFT_X86_DISPATCH

@@ -1,0 +1,249 @@
+// graft/ops/detail/gemm_driver.hpp — graft's GEMM driver: BLIS-style blocking (KC x NC panels of B,
+// MC x KC blocks of A), the orientation and thread split of a product, and run(), the entry point.
+// Internal: include graft/ops/gemm.hpp.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "graft/core/threads.hpp"
+#include "graft/ops/detail/gemm_pack.hpp"
+#include "graft/ops/detail/nn_util.hpp"
+
+namespace graft::ops::gemm {
+
+namespace detail {
+
+#ifdef GRAFT_X86_DISPATCH
+template <class SA, class SB>
+void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
+                     std::int64_t b_off, float* C, std::int64_t rs, std::int64_t cs, bool accumulate, bool wide,
+                     const packed_b<float>* pre) {
+    static_assert(mc_block % (2 * mr) == 0, "a block holds whole 12-row tiles");
+    const std::int64_t nc_max = std::min(nc_block, (N + nr - 1) / nr * nr);
+    float* bscratch = pre ? nullptr : scratch_b<float>(static_cast<std::size_t>(nc_max * std::min(kc_block, K)));
+    const std::int64_t* off = A.depth_offsets();
+    const std::int64_t step = A.depth_step();
+    const float* rows[mc_block];
+    for (std::int64_t jc = 0; jc < N; jc += nc_block) {
+        const std::int64_t nc = std::min(nc_block, N - jc);
+        for (std::int64_t pc = 0; pc < K; pc += kc_block) {
+            const std::int64_t kc = std::min(kc_block, K - pc);
+            // B packed beforehand (a layer's constant weights): its panels, as serial() reads them
+            // (AVX2 products of a strided A came here and packed B on every call: 9% of the MLP's
+            // forward at batch 128)
+            const float* bbuf = bscratch;
+            if (pre) bbuf = pre->panels(pc, kc, b_off + jc);  // b_off + jc: a multiple of nr
+            else pack_b_block(B, b_off + jc, nc, pc, kc, bscratch);
+            const bool acc = accumulate || pc > 0;
+            for (std::int64_t ic = 0; ic < M; ic += mc_block) {
+                const std::int64_t mc = std::min(mc_block, M - ic);
+                A.rows(a_off + ic, static_cast<int>(mc), rows);
+                const std::int64_t tile_rows = wide ? 2 * mr : mr;
+                const std::int64_t padded = (mc + tile_rows - 1) / tile_rows * tile_rows;
+                for (std::int64_t r = mc; r < padded; ++r) rows[r] = rows[0];  // unused rows
+                if (!off) {  // rows advance by `step` per depth: start them at depth pc
+                    for (std::int64_t r = 0; r < padded; ++r) rows[r] += pc * step;
+                }
+                for (std::int64_t jr = 0; jr < nc;) {
+                    const bool two = wide && nc - jr > nr;  // as in serial()
+                    const int n = static_cast<int>(std::min<std::int64_t>(two ? 2 * nr : nr, nc - jr));
+                    const float* bp = bbuf + jr * kc;
+                    for (std::int64_t ir = 0; ir < mc;) {
+                        float* ct = C + (ic + ir) * rs + (jc + jr) * cs;
+                        if (wide && mc - ir > mr) {
+                            const int m = static_cast<int>(std::min<std::int64_t>(2 * mr, mc - ir));
+                            const in_place_rows a{rows + ir, off + pc};  // wide implies a table: see serial()
+                            if (two) kernel_avx512<true>(kc, a, bp, ct, rs, cs, m, n, acc);
+                            else kernel_avx512<false>(kc, a, bp, ct, rs, cs, m, n, acc);
+                            ir += 2 * mr;
+                            continue;
+                        }
+                        const int m = static_cast<int>(std::min<std::int64_t>(mr, mc - ir));
+                        for (int half = 0; half < (two ? 2 : 1); ++half) {
+                            const float* b = bp + half * nr * kc;
+                            float* c = ct + half * nr * cs;
+                            const int nh = half ? n - nr : std::min(n, nr);
+                            if (off) kernel_avx2_indirect<true>(kc, rows + ir, off + pc, 0, b, c, rs, cs, m, nh, acc);
+                            else kernel_avx2_indirect<false>(kc, rows + ir, nullptr, step, b, c, rs, cs, m, nh, acc);
+                        }
+                        ir += mr;
+                    }
+                    jr += two ? 2 * nr : nr;
+                }
+            }
+        }
+    }
+}
+#endif
+
+/// C[0:M, 0:N] (= or +=) A[a_off : a_off+M] * B[b_off : b_off+N], one thread.
+template <class T, class SA, class SB>
+void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
+            std::int64_t b_off, T* C, std::int64_t rs, std::int64_t cs, bool accumulate, kernel_fn<T> kern,
+            bool wide, const packed_b<T>* pre = nullptr) {
+#ifdef GRAFT_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float> && indirect_source<SA>) {
+        // with the AVX-512 kernels a strided A is packed (its twelve rows read in place ran 1.3x
+        // slower than packing on [128,784]x[784,512]); an im2col table is still read in place
+        if (kern == &kernel_avx2 && (!wide || A.depth_offsets()) && A.indirect(N)) {
+            serial_indirect(M, N, K, A, a_off, B, b_off, C, rs, cs, accumulate, wide, pre);
+            return;
+        }
+    }
+#else
+    (void)wide;
+#endif
+    const std::int64_t nc_max = std::min(nc_block, (N + nr - 1) / nr * nr);
+    const std::int64_t mc_max = std::min(mc_block, (M + mr - 1) / mr * mr);
+    const std::int64_t kc_max = std::min(kc_block, K);
+    T* bscratch = pre ? nullptr : scratch_b<T>(static_cast<std::size_t>(nc_max * kc_max));
+    T* abuf = scratch_a<T>(static_cast<std::size_t>(mc_max * kc_max));
+    for (std::int64_t jc = 0; jc < N; jc += nc_block) {
+        const std::int64_t nc = std::min(nc_block, N - jc);
+        for (std::int64_t pc = 0; pc < K; pc += kc_block) {
+            const std::int64_t kc = std::min(kc_block, K - pc);
+            const T* bbuf = bscratch;
+            if (pre) bbuf = pre->panels(pc, kc, b_off + jc);  // b_off + jc: a multiple of nr
+            else pack_b_block(B, b_off + jc, nc, pc, kc, bscratch);
+            const bool acc = accumulate || pc > 0;
+            for (std::int64_t ic = 0; ic < M; ic += mc_block) {
+                const std::int64_t mc = std::min(mc_block, M - ic);
+                for (std::int64_t ir = 0; ir < mc; ir += mr)
+                    pack_a_panel(A, a_off + ic + ir, pc, kc, abuf + ir * kc, wide);
+                for (std::int64_t jr = 0; jr < nc;) {
+                    // wide: two B panels at once where there are two (the second may be partial)
+                    const bool two = wide && nc - jr > nr;
+                    const int n = static_cast<int>(std::min<std::int64_t>(two ? 2 * nr : nr, nc - jr));
+                    for (std::int64_t ir = 0; ir < mc;) {
+                        T* ct = C + (ic + ir) * rs + (jc + jr) * cs;
+#ifdef GRAFT_X86_DISPATCH
+                        if constexpr (std::is_same_v<T, float>) {
+                            if (wide && mc - ir > mr) {  // two A panels (the second may be partial)
+                                const int m = static_cast<int>(std::min<std::int64_t>(2 * mr, mc - ir));
+                                const packed_pair pair{abuf + ir * kc, abuf + (ir + mr) * kc};
+                                if (two) kernel_avx512<true>(kc, pair, bbuf + jr * kc, ct, rs, cs, m, n, acc);
+                                else kernel_avx512<false>(kc, pair, bbuf + jr * kc, ct, rs, cs, m, n, acc);
+                                ir += 2 * mr;
+                                continue;
+                            }
+                        }
+#endif
+                        const int m = static_cast<int>(std::min<std::int64_t>(mr, mc - ir));
+                        kern(kc, abuf + ir * kc, bbuf + jr * kc, ct, rs, cs, m, std::min(n, nr), acc);
+                        if (two) kern(kc, abuf + ir * kc, bbuf + (jr + nr) * kc, ct + nr * cs, rs, cs, m, n - nr, acc);
+                        ir += mr;
+                    }
+                    jr += two ? 2 * nr : nr;
+                }
+            }
+        }
+    }
+}
+
+/// The 6-row kernel for T, and (wide) whether 12-row AVX-512 tiles go with it.
+template <class T>
+kernel_fn<T> pick_kernel(bool& wide) {
+    wide = false;
+#ifdef GRAFT_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float>) {
+        const kernel_isa isa = active_isa();
+        wide = isa == kernel_isa::avx512;
+        if (isa != kernel_isa::portable) return &kernel_avx2;
+    }
+#endif
+    return &kernel_portable<T>;
+}
+
+/// The least work (flops) worth handing to another thread: waking a pool thread and joining it
+/// costs ~10-20 us on the machines measured, as much as ~1M flops of GEMM; smaller products run on
+/// the calling thread (a batch-1 MLP layer ran 1.7x slower split over two threads).
+inline constexpr double kFlopsPerThread = 2.0e6;
+
+template <class T, class SA, class SB>
+void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
+              std::int64_t cs, bool accumulate, int max_threads, const packed_b<T>* pre) {
+    bool wide = false;
+    const kernel_fn<T> kern = pick_kernel<T>(wide);
+    const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    int threads = max_threads > 0 ? max_threads : num_threads();
+    threads = static_cast<int>(std::min<double>(threads, std::max(1.0, flops / kFlopsPerThread)));
+    const std::int64_t m_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
+    const bool split_n = n_panels >= m_panels;
+    const std::int64_t panels = split_n ? n_panels : m_panels;
+    const int tasks = static_cast<int>(std::min<std::int64_t>(threads, panels));
+    if (tasks <= 1) {
+        serial(M, N, K, A, 0, B, 0, C, rs, cs, accumulate, kern, wide, pre);
+        return;
+    }
+    // split rows in whole 12-row tiles when the wide kernel runs
+    const std::int64_t unit = split_n ? nr : (wide ? 2 * mr : mr);
+    const std::int64_t units = split_n ? panels : (M + unit - 1) / unit;
+    const std::int64_t per = (units + tasks - 1) / tasks * unit;
+    nn_detail::run_tasks(tasks, [&](int t) {
+        const std::int64_t b = t * per;
+        const std::int64_t e = std::min(split_n ? N : M, b + per);
+        if (b >= e) return;
+        if (split_n) {
+            serial(M, e - b, K, A, 0, B, b, C + b * cs, rs, cs, accumulate, kern, wide, pre);
+        } else {
+            serial(e - b, N, K, A, b, B, 0, C + b * rs, rs, cs, accumulate, kern, wide, pre);
+        }
+    });
+}
+
+}  // namespace detail
+
+/// For tests and benchmarks: run() uses no micro-kernel family above `cap` (the CPU still bounds
+/// it). limit_kernel(kernel_isa::avx512) lifts the limit, GRAFT_MAX_CPU_ISA's included.
+inline void limit_kernel(kernel_isa cap) { detail::isa_cap().store(static_cast<int>(cap)); }
+/// The micro-kernel family run() uses on this CPU under the current limit.
+inline kernel_isa active_kernel() { return detail::active_isa(); }
+/// The families this CPU runs, slowest first (portable always; AVX2 with FMA; AVX-512F).
+inline std::vector<kernel_isa> available_kernels() {
+    std::vector<kernel_isa> r{kernel_isa::portable};
+    if (detail::cpu_has_avx2_fma()) r.push_back(kernel_isa::avx2);
+    if (detail::cpu_has_avx512f()) r.push_back(kernel_isa::avx512);
+    return r;
+}
+/// True when run() uses a SIMD (AVX2/FMA or AVX-512) micro-kernel on this CPU.
+inline bool uses_avx2() { return detail::active_isa() != kernel_isa::portable; }
+
+/// C[i*rs + j*cs] (= or +=) sum_k A(i,k) B(k,j) for i < M, j < N, on up to `max_threads` threads
+/// (0: graft::num_threads()). Sources must cover M (A) and N (B) outer indices and K depth. float
+/// uses the AVX-512 or AVX2/FMA micro-kernels when the CPU has them; other T use portable C++.
+/// Throws std::bad_alloc only.
+/// `pre`: B packed beforehand (packed_b over this B); used when it fits K x N, else B is packed here.
+template <class T, class SA, class SB>
+void run(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
+         std::int64_t cs, bool accumulate, int max_threads = 0, const packed_b<T>* pre = nullptr) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!accumulate) {
+            for (std::int64_t i = 0; i < M; ++i)
+                for (std::int64_t j = 0; j < N; ++j) C[i * rs + j * cs] = T(0);
+        }
+        return;
+    }
+    // Never as the transposed problem C^T = B^T A^T, even where that wastes less of the register tile:
+    // it stores C with a column stride and packs A^T by gathers (measured with the AVX-512 kernels,
+    // untransposed faster every time: [128,512]x[512,10] 35 vs 52 us, [128,120]x[120,84] 23 vs 50,
+    // [1000,256]x[256,4] 117 vs 176, [25,50000]x[50000,6] 978 vs 1060).
+    detail::oriented(M, N, K, A, B, C, rs, cs, accumulate, max_threads, pre && pre->fits(K, N) ? pre : nullptr);
+}
+
+}  // namespace graft::ops::gemm

@@ -1,0 +1,204 @@
+// graft/ops/detail/gemm_pack.hpp — the operands of graft's GEMM: panel sources (matrix_source, and
+// the indirect ones a convolution gives), per-thread scratch, B packed into nr-column panels (once, as
+// packed_b, for constant weights) and A into mr-row panels. Internal: include graft/ops/gemm.hpp.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "graft/ops/detail/gemm_kernels.hpp"
+
+namespace graft::ops::gemm {
+
+/// A dense strided matrix as a panel source: element (outer o, depth k) is data[o*outer_stride +
+/// k*depth_stride]. For C = A*B, A is {A, lda, 1, M} (row-major) and B is {B, 1, ldb, N}.
+template <class T>
+struct matrix_source {
+    const T* data = nullptr;
+    std::int64_t outer_stride = 0;
+    std::int64_t depth_stride = 0;
+    std::int64_t outer_extent = 0;
+
+    [[nodiscard]] std::int64_t extent() const { return outer_extent; }
+    // The indirect interface (see indirect_source): row o is data + o*outer_stride, depth step depth_stride.
+    // Reading A in place beats packing it while it is reused by few column panels (measured: N <= 256).
+    [[nodiscard]] bool indirect(std::int64_t n) const { return n <= 256; }
+    void rows(std::int64_t o0, int count, const T** out) const {
+        for (int r = 0; r < count; ++r) out[r] = data + (o0 + r) * outer_stride;
+    }
+    [[nodiscard]] const std::int64_t* depth_offsets() const { return nullptr; }
+    [[nodiscard]] std::int64_t depth_step() const { return depth_stride; }
+    void pack(std::int64_t o0, int r_count, std::int64_t k0, std::int64_t kc, T* dst) const {
+        const int valid = static_cast<int>(std::clamp<std::int64_t>(outer_extent - o0, 0, r_count));
+        if (depth_stride == 1 && valid > 0) {
+            const T* rows[nr];
+            for (int r = 0; r < valid; ++r) rows[r] = data + (o0 + r) * outer_stride + k0;
+            if (valid == mr && r_count == mr) {  // whole A panels: a fixed count the compiler unrolls
+                for (std::int64_t k = 0; k < kc; ++k) {
+#pragma GCC unroll 6
+                    for (int r = 0; r < mr; ++r) dst[k * mr + r] = rows[r][k];
+                }
+                return;
+            }
+            for (std::int64_t k = 0; k < kc; ++k) {
+                T* d = dst + k * r_count;
+                for (int r = 0; r < valid; ++r) d[r] = rows[r][k];
+                for (int r = valid; r < r_count; ++r) d[r] = T(0);
+            }
+            return;
+        }
+        if (outer_stride == 1 && valid == nr && r_count == nr) {  // whole B panels: fixed-size copies
+            for (std::int64_t k = 0; k < kc; ++k)
+                std::memcpy(dst + k * nr, data + (k0 + k) * depth_stride + o0, sizeof(T) * nr);
+            return;
+        }
+        for (std::int64_t k = 0; k < kc; ++k) {
+            const T* s = data + (k0 + k) * depth_stride + o0 * outer_stride;
+            T* d = dst + k * r_count;
+            if (outer_stride == 1) {
+                for (int r = 0; r < valid; ++r) d[r] = s[r];
+            } else {
+                for (int r = 0; r < valid; ++r) d[r] = s[r * outer_stride];
+            }
+            for (int r = valid; r < r_count; ++r) d[r] = T(0);
+        }
+    }
+};
+
+namespace detail {
+
+/// 64-byte aligned scratch that grows on demand; one per thread and role.
+template <class T>
+struct scratch {
+    T* p = nullptr;
+    std::size_t n = 0;
+    scratch() = default;
+    scratch(const scratch&) = delete;
+    scratch& operator=(const scratch&) = delete;
+    ~scratch() { std::free(p); }
+    T* get(std::size_t need) {
+        if (need > n) {
+            std::free(p);
+            const std::size_t bytes = (need * sizeof(T) + 63) / 64 * 64;
+            p = static_cast<T*>(std::aligned_alloc(64, bytes));
+            if (!p) throw std::bad_alloc();
+            n = need;
+        }
+        return p;
+    }
+};
+template <class T>
+T* scratch_a(std::size_t n) {
+    thread_local scratch<T> s;
+    return s.get(n);
+}
+template <class T>
+T* scratch_b(std::size_t n) {
+    thread_local scratch<T> s;
+    return s.get(n);
+}
+
+/// A source that can also hand out row pointers plus either a depth-offset table (row r at depth k
+/// is rows[r][off[k]]) or, when depth_offsets() is null, a depth step (rows[r][k * step]), so the AVX2
+/// path multiplies it in place without packing; indirect(n) says whether to, for n columns of B.
+template <class S>
+concept indirect_source = requires(const S& s, std::int64_t o, int n, const float** rows) {
+    { s.indirect(o) } -> std::convertible_to<bool>;
+    s.rows(o, n, rows);
+    { s.depth_offsets() } -> std::convertible_to<const std::int64_t*>;
+    { s.depth_step() } -> std::convertible_to<std::int64_t>;
+};
+
+/// Packs columns [n0, n0 + nc) of B at depths [k0, k0 + kc) as nc/nr panels of nr columns (the
+/// last zero-padded), panel j at dst + j*nr*kc. A dense B with rows contiguous along n is read row
+/// by row (each row once, in order: what the prefetchers follow), not panel by panel (one cache line
+/// per row per panel: packing [784,512] took 23% of the product's time that way).
+template <class S, class T>
+void pack_b_block(const S& B, std::int64_t n0, std::int64_t nc, std::int64_t k0, std::int64_t kc, T* dst) {
+    if constexpr (std::is_same_v<S, matrix_source<T>>) {
+        if (B.outer_stride == 1 && n0 + nc <= B.outer_extent) {
+            const std::int64_t whole = nc / nr;
+            for (std::int64_t k = 0; k < kc; ++k) {
+                const T* row = B.data + (k0 + k) * B.depth_stride + n0;
+                for (std::int64_t j = 0; j < whole; ++j)
+                    std::memcpy(dst + (j * kc + k) * nr, row + j * nr, sizeof(T) * nr);
+            }
+            if (whole * nr < nc) B.pack(n0 + whole * nr, nr, k0, kc, dst + whole * nr * kc);
+            return;
+        }
+    }
+    for (std::int64_t jr = 0; jr < nc; jr += nr) B.pack(n0 + jr, nr, k0, kc, dst + jr * kc);
+}
+}  // namespace detail
+
+/// B[K,N] packed once for many products, as run() would pack it on every call: each kc_block-deep
+/// block of all N columns laid out by pack_b_block (nr-column panels, the last zero-padded; see
+/// panels()). For a constant B (a layer's weights) run() reads
+/// these panels instead of packing B again: the same panels, so the same bits. Empty (not packed)
+/// when N > nc_block.
+template <class T>
+class packed_b {
+public:
+    packed_b() = default;
+    template <class SB>
+    packed_b(std::int64_t K, std::int64_t N, const SB& B) : K_(K), N_(N), padded_n_((N + nr - 1) / nr * nr) {
+        if (K <= 0 || N <= 0 || N > nc_block) return;
+        const auto bytes = static_cast<std::size_t>(K * padded_n_) * sizeof(T);
+        data_.reset(static_cast<T*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+        if (!data_) throw std::bad_alloc();
+        for (std::int64_t pc = 0; pc < K; pc += kc_block)
+            detail::pack_b_block(B, 0, N, pc, std::min(kc_block, K - pc), data_.get() + pc * padded_n_);
+    }
+    /// True when B was packed (N <= nc_block).
+    [[nodiscard]] bool packed() const { return data_ != nullptr; }
+    /// True when this packs a B of K x N.
+    [[nodiscard]] bool fits(std::int64_t K, std::int64_t N) const { return packed() && K == K_ && N == N_; }
+    /// The panels from column n0 (a multiple of nr) of the block at depth pc, kc deep.
+    [[nodiscard]] const T* panels(std::int64_t pc, std::int64_t kc, std::int64_t n0) const {
+        return data_.get() + pc * padded_n_ + n0 * kc;
+    }
+
+private:
+    struct free_deleter {
+        void operator()(T* p) const { std::free(p); }
+    };
+    std::int64_t K_ = 0, N_ = 0, padded_n_ = 0;
+    std::unique_ptr<T, free_deleter> data_;
+};
+
+namespace detail {
+
+/// Packs A rows [o0, o0 + mr) at depths [k0, k0 + kc) as one mr-row panel (A.pack), a dense float
+/// A with rows contiguous along k by the AVX-512 transpose when `avx512`.
+template <class S, class T>
+void pack_a_panel(const S& A, std::int64_t o0, std::int64_t k0, std::int64_t kc, T* dst, [[maybe_unused]] bool avx512) {
+#ifdef GRAFT_X86_DISPATCH
+    if constexpr (std::is_same_v<S, matrix_source<float>>) {
+        if (avx512 && A.depth_stride == 1 && o0 + mr <= A.outer_extent) {
+            const float* rows[mr];
+            for (int r = 0; r < mr; ++r) rows[r] = A.data + (o0 + r) * A.outer_stride + k0;
+            pack_a6_avx512(rows, kc, dst);
+            return;
+        }
+    }
+#endif
+    A.pack(o0, mr, k0, kc, dst);
+}
+
+}  // namespace detail
+
+}  // namespace graft::ops::gemm
