@@ -80,6 +80,81 @@ endpoint rnn_loop(const graph_builder& b, const endpoint& h0, const endpoint& W,
     return exits[1];
 }
 
+/// Two loops, one in the other's body: for i < outer { for j < (inner or i) { h = tanh(h W + b) };
+/// h = h * s }. The inner loop's init and invariants are values of the outer frame, its counter's
+/// 0 a constant in the outer frame (a control input from the outer body), as TF builds them. With
+/// inner < 0 the inner loop runs i times in outer iteration i (a count that changes per iteration).
+endpoint nested_rnn(const graph_builder& b, const endpoint& h0, const endpoint& W, const endpoint& bias,
+                    const endpoint& s, int outer, int inner) {
+    auto exits = tf1_while(
+        b, "outer", {b.scalar(std::int32_t{0}), h0}, {W, bias, s, b.scalar(std::int32_t{outer}), b.scalar(std::int32_t{inner})},
+        [&](const std::vector<endpoint>& m, const std::vector<endpoint>& inv) { return b.op("Less", {m[0], inv[3]}); },
+        [&](const std::vector<endpoint>& v, const std::vector<endpoint>& inv) {
+            const graph_builder in_outer = b.with_control_dependencies({v[0].node});
+            const endpoint bound = inner < 0 ? v[0] : inv[4];
+            auto ie = tf1_while(
+                b, "outer/inner", {in_outer.scalar(std::int32_t{0}), v[1]}, {inv[0], inv[1], bound},
+                [&](const std::vector<endpoint>& m, const std::vector<endpoint>& iv) { return b.op("Less", {m[0], iv[2]}); },
+                [&](const std::vector<endpoint>& w, const std::vector<endpoint>& iv) {
+                    auto h = b.op("Tanh", {b.op("AddV2", {b.op("MatMul", {w[1], iv[0]}), iv[1]})});
+                    auto one = b.with_control_dependencies({w[0].node}).scalar(std::int32_t{1});
+                    return std::vector<endpoint>{b.op("AddV2", {w[0], one}), h};
+                });
+            return std::vector<endpoint>{b.op("AddV2", {v[0], in_outer.scalar(std::int32_t{1})}), b.op("Mul", {ie[1], inv[2]})};
+        });
+    return exits[1];
+}
+
+/// TensorFlow's rule for frames, as its executor checks a graph before running it: a node's inputs
+/// (data and control) all come from the node's own frame; an Enter opens the frame its frame_name
+/// names inside its input's frame, an Exit's consumers are in its frame's parent. Returns one line
+/// per node that breaks it.
+std::vector<std::string> tf_frame_errors(const graph& g) {
+    std::map<std::string, std::vector<std::string>> consumers;
+    std::vector<std::string> queue;
+    for (const graft::node& n : g) {
+        for (auto& e : n.inputs) consumers[e.node].push_back(n.name);
+        for (auto& c : n.control_inputs) consumers[c].push_back(n.name);
+        if (n.inputs.empty() && n.control_inputs.empty()) queue.push_back(n.name);
+    }
+    std::map<std::string, std::string> frame_of, parent_of{{"", ""}};
+    for (auto& q : queue) frame_of[q] = "";
+    std::vector<std::string> errors;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+        const graft::node& n = g.at(queue[i]);
+        const std::string fr = frame_of.at(n.name);
+        const bool exit = n.op == "Exit" || n.op == "RefExit";
+        const std::string out = exit ? parent_of.at(fr) : fr;
+        for (auto& d : consumers[n.name]) {
+            const graft::node& dst = g.at(d);
+            std::string df = out;
+            if (dst.op == "Enter" || dst.op == "RefEnter") {
+                df = dst.attr_at("frame_name").s();
+                if (auto [it, fresh] = parent_of.emplace(df, out); !fresh && it->second != out) {
+                    errors.push_back(d + ": frame '" + df + "' entered from frame '" + out + "' (" + n.name +
+                                     ") and from '" + it->second + "'");
+                }
+            }
+            if (auto [it, fresh] = frame_of.emplace(d, df); fresh) {
+                queue.push_back(d);
+            } else if (it->second != df) {
+                errors.push_back(d + ": inputs from frames '" + it->second + "' and '" + df + "' (" + n.name + ")");
+            }
+        }
+    }
+    return errors;
+}
+
+/// The same recurrence unrolled.
+endpoint nested_rnn_unrolled(const graph_builder& b, endpoint h, const endpoint& W, const endpoint& bias,
+                             const endpoint& s, int outer, int inner) {
+    for (int i = 0; i < outer; ++i) {
+        for (int j = 0; j < (inner < 0 ? i : inner); ++j) h = b.op("Tanh", {b.op("AddV2", {b.op("MatMul", {h, W}), bias})});
+        h = b.op("Mul", {h, s});
+    }
+    return h;
+}
+
 }  // namespace
 
 TEST_CASE("TF1 while loop: an RNN-like recurrence differentiates like finite differences and the unrolled loop") {
@@ -173,6 +248,54 @@ TEST_CASE("TF1 while loop: TensorArrays read and written inside the loop (dynami
     CHECK(r.max_rel_error < 1e-7);
 }
 
+TEST_CASE("TF1 while loops nested: gradients equal finite differences and the unrolled loops") {
+    auto loss_of = [](const graph_builder& b, const endpoint& h) {
+        return b.op("Sum", {b.op("Square", {h}), b.constant(tensor::from_vector<std::int32_t>({2}, {0, 1}))});
+    };
+    const std::vector<tensor> at{f64({1, 2}, {0.3, -0.2}), f64({2, 2}, {0.5, -0.4, 0.7, 0.2}), f64({1, 2}, {0.1, -0.3}),
+                                 f64({1, 2}, {1.2, 0.8})};
+    for (int inner : {2, -1}) {
+        CAPTURE(inner);
+        graft::autodiff::check_options opts;
+        auto r = graft::autodiff::check_gradients(
+            [&](const graph_builder& b, const std::vector<endpoint>& x) {
+                return std::vector<endpoint>{loss_of(b, nested_rnn(b, x[0], x[1], x[2], x[3], 3, inner))};
+            },
+            at, opts);
+        INFO(r.str());
+        CHECK(r.checked == 10);
+        CHECK(r.max_rel_error < 1e-7);
+
+        graph g;
+        graph_builder b(g);
+        auto h0 = b.placeholder("h0", dtype::float64), W = b.placeholder("W", dtype::float64),
+             bias = b.placeholder("bias", dtype::float64), sc = b.placeholder("s", dtype::float64);
+        auto looped = loss_of(b, nested_rnn(b, h0, W, bias, sc, 4, inner));
+        auto unrolled = loss_of(b, nested_rnn_unrolled(b, h0, W, bias, sc, 4, inner));
+        REQUIRE(tf_frame_errors(g).empty());
+        auto dl = graft::gradients(g, {looped}, {h0, W, bias, sc});
+        auto du = graft::gradients(g, {unrolled}, {h0, W, bias, sc});
+        // the gradient loops are valid TensorFlow (every outer value through Enters)
+        auto errors = tf_frame_errors(g);
+        CHECK_MESSAGE(errors.empty(), errors.size(), " frame errors, the first: ", errors.empty() ? "" : errors.front());
+        graft::exec::session s{g};
+        graft::exec::session::feed_list feeds{{"h0", at[0]}, {"W", at[1]}, {"bias", at[2]}, {"s", at[3]}};
+        CHECK(values(s.run(feeds, {looped.str()})[0])[0] ==
+              doctest::Approx(values(s.run(feeds, {unrolled.str()})[0])[0]).epsilon(1e-12));
+        for (std::size_t i = 0; i < 4; ++i) {
+            REQUIRE(dl[i]);
+            REQUIRE(du[i]);
+            // twice in one session: the stacks of one run are not left to the next
+            for (int run = 0; run < 2; ++run) {
+                auto out = s.run(feeds, {dl[i]->str(), du[i]->str()});
+                auto a = values(out[0]), u = values(out[1]);
+                REQUIRE(a.size() == u.size());
+                for (std::size_t k = 0; k < a.size(); ++k) CHECK(a[k] == doctest::Approx(u[k]).epsilon(1e-12));
+            }
+        }
+    }
+}
+
 TEST_CASE("TF1 while loop: an x inside the loop is an error naming it") {
     graph g;
     graph_builder b(g);
@@ -217,7 +340,12 @@ TEST_CASE("word_rnn MetaGraph: graft's gradients through four dynamic_rnn loops 
     xs.push_back(endpoint{"embedding/embedding_lookup", 0});
     tf_grads.push_back(reshape->inputs[0].str());
 
+    const auto tf_errors = tf_frame_errors(g);  // TF's graph, its own gradient loops included
+    CHECK(tf_errors.empty());
     auto dg = graft::gradients(g, {loss}, xs);
+    // graft's four gradient loops beside them keep to TF's frame rule: the graph runs in TF
+    const auto errors = tf_frame_errors(g);
+    CHECK_MESSAGE(errors.empty(), errors.size(), " frame errors, the first: ", errors.empty() ? "" : errors.front());
     graft::train::grads_and_vars gv;
     for (std::size_t i = 0; i < var_names.size(); ++i) {
         REQUIRE(dg[i]);

@@ -119,11 +119,6 @@ inline std::vector<std::optional<endpoint>> walk(graph& g, const std::vector<end
     for (auto n : between) {
         const node& nn = g.at(n);
         if (int u = unit(nn); u != 0) {
-            if (level != 0) {
-                throw graph_error(cat("gradients: while loop '", frames->at(u).name, "' is nested inside the loop '",
-                                      frames->at(level).name, "' being differentiated"),
-                                  location::at_node(nn.name, nn.op), "graft differentiates non-nested TF1 loops only");
-            }
             ++loop_nodes[u];
             if (is_exit_op(nn.op) && frames->of(nn) == u) ++exits_on_path[u];
         }
@@ -335,7 +330,10 @@ GRAFT_INLINE std::vector<std::optional<endpoint>> gradients(graph& g, const std:
         seeds.push_back(root.op("OnesLike", {y}, {}, cat("grad_ys_", i)));
     }
     detail::frame_map frames(g);
+    std::unordered_set<std::string> before;
+    for (const node& n : g) before.insert(n.name);
     std::vector<std::optional<endpoint>> result = detail::walk(g, ys, seeds, xs, root, &frames, 0, nullptr);
+    if (!frames.empty_graph_of_loops()) detail::enter_outer_reads(g, frames, before);
     for (std::size_t i = 0; i < xs.size(); ++i) {
         const endpoint& x = xs[i];
         if (result[i] || !options.zeros_for_unconnected) continue;

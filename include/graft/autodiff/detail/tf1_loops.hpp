@@ -14,9 +14,19 @@
 //
 // TensorArrays crossing the frame work as in TF: a handle is an invariant, a flow a loop variable
 // (or an invariant whose accumulated "gradient" only orders the grad array's reads).
-// Not covered: loops nested inside a differentiated loop body, xs or ys inside a loop.
+//
+// Nested loops: a loop G inside the body of a loop F is walked as one unit of F's body, so its
+// backward loop is built inside F's backward loop, once per backward iteration of F. G's forward
+// nodes that the gradient adds (its counter, the stacks of its values, their pushes) live in F's
+// frame and G's: each of G's stacks is created anew in every iteration of F, and that handle, G's
+// iteration count and every other F-frame value G's backward loop reads are themselves F-frame
+// values, pushed in F and popped in F's backward loop, as TF's control_flow_state keeps a
+// "history" per outer iteration. Pushes and pops then pair up whatever order the executor gives
+// the iterations of F.
+// Not covered: xs or ys inside a loop.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,6 +111,23 @@ public:
     }
     /// Drops the memo of nodes whose inputs were edited. Never throws.
     void forget(std::string_view name) { of_.erase(name); }
+    /// Whether frame f is `ancestor` or nested inside it.
+    [[nodiscard]] bool within(int f, int ancestor) const {
+        while (f != ancestor && f > 0) f = at(f).parent;
+        return f == ancestor;
+    }
+    /// The frame named `name` inside frame `parent`, or -1 when no node is in it yet.
+    [[nodiscard]] int find(int parent, const std::string& name) const {
+        auto it = ids_.find({parent, name});
+        return it == ids_.end() ? -1 : it->second;
+    }
+    /// Names of the nodes a loop's gradient added to the forward side (counters, stacks, pushes):
+    /// the gradient of an enclosing loop leaves them where they are.
+    std::unordered_set<std::string> forward_added;
+    /// The backward frame's name of each differentiated loop (by its forward frame), and the
+    /// backward frame each backward frame is nested in ("" for the top level).
+    std::unordered_map<int, std::string> backward_name;
+    std::unordered_map<std::string, std::string> backward_parent;
     [[nodiscard]] bool empty_graph_of_loops() const { return frames_.size() == 1; }
 
 private:
@@ -236,14 +263,47 @@ inline std::vector<enter_grad> loop_gradient(graph& g, const graph_builder& root
         fm.forget(v.merge);
     };
 
+    // In a loop nested in another (parent frame P), what the gradient adds beside F's forward
+    // nodes must be in P, once per iteration of P: constants and stacks take a control input from
+    // a value of P, the input of one of F's Enters (a loop variable's initial value first: it is
+    // dead, as F is, in P's last, false iteration; an invariant's is not).
+    const int P = fm.at(F).parent;
+    std::vector<std::string> in_parent;
+    if (P != 0) {
+        for (const auto& v : vars) {
+            if (!v.enter->inputs.empty()) {
+                in_parent.push_back(v.enter->inputs.front().node);
+                break;
+            }
+        }
+        for (node* n : members) {
+            if (!in_parent.empty()) break;
+            if (is_enter_op(n->op) && !n->inputs.empty()) in_parent.push_back(n->inputs.front().node);
+        }
+        if (in_parent.empty()) throw bad(*loop_cond, "a nested loop without an Enter");
+    }
+    auto names_now = [&] {
+        std::unordered_set<std::string> r;
+        for (const node& n : g) r.insert(n.name);
+        return r;
+    };
+    auto mark_forward_since = [&](const std::unordered_set<std::string>& old) {
+        for (const node& n : g) if (!old.count(n.name)) fm.forward_added.insert(n.name);
+    };
+
     // forward counter in F (its increment waits for the pushes added below)
     graph_builder fb = lb.sub("forward");
-    new_var fcount = make_var(fb, fb.scalar(std::int32_t{0}), frame_name, endpoint{loop_cond->name, 0}, "count");
+    auto names_before_counter = names_now();
+    new_var fcount = make_var(fb, fb.with_control_dependencies(in_parent).scalar(std::int32_t{0}), frame_name,
+                              endpoint{loop_cond->name, 0}, "count");
     endpoint n_iter = fb.op("Exit", {fcount.sw[0]}, {}, "count_exit");
+    mark_forward_since(names_before_counter);
 
     // backward loop
     graph_builder bb = lb.sub("backward");
     const std::string bframe = g.unique_name(bb.scope() + "/while_context");
+    fm.backward_name[F] = bframe;
+    fm.backward_parent[bframe] = P != 0 && fm.backward_name.count(P) ? fm.backward_name.at(P) : std::string();
     new_var bcount = make_var(bb, n_iter, bframe, {}, "count");
     endpoint bcond = bb.op("LoopCond", {bb.op("Greater", {endpoint{bcount.merge, 0}, bb.scalar(std::int32_t{0})})});
     bcount.sw = bb.op_n("Switch", {endpoint{bcount.merge, 0}, bcond}, {}, "count_switch");
@@ -287,26 +347,37 @@ inline std::vector<enter_grad> loop_gradient(graph& g, const graph_builder& root
     auto pop_of = [&](const endpoint& e) -> endpoint {
         if (auto it = pops.find(e); it != pops.end()) return it->second;
         dtype t = base_type(g.at(e.node).output_dtype(e.index, g.registry()));
-        endpoint stack = sb.op("StackV2", {sb.scalar(std::int32_t{-1})}, {{"elem_type", t}, {"stack_name", sb.unique("stack")}});
+        const graph_builder sp = sb.with_control_dependencies(in_parent);
+        endpoint stack = sp.op("StackV2", {sp.scalar(std::int32_t{-1})}, {{"elem_type", t}, {"stack_name", sb.unique("stack")}});
         endpoint h = sb.op("Enter", {stack}, enter_attrs(frame_name, true));
         node& push = sb.with_control_dependencies({fcount.id.node}).add("StackPushV2", {h, e});
         pushes.push_back(push.name);
+        for (const std::string& nm : {stack.node, g.at(stack.node).inputs.front().node, h.node, push.name}) {
+            fm.forward_added.insert(nm);
+        }
         endpoint p = sb.with_control_dependencies({bcount.id.node}).op("StackPopV2", {stack}, {{"elem_type", t}});
         pops.emplace(e, p);
         return p;
     };
+    // Backward nodes read values of F (not an Exit of F; the Exit of a loop nested in F is one):
+    // each becomes a pop. The forward nodes a nested loop's gradient added stay as they are.
+    // Frames are recomputed as the inputs change (in creation order, so a node's inputs are done
+    // before it): a frame remembered from before, e.g. while a nested loop's gradient was built,
+    // may still see this loop's forward values.
+    for (node* n : fresh) fm.forget(n->name);
     for (node* n : fresh) {
+        if (fm.forward_added.count(n->name)) continue;
         bool edited = false;
         for (auto& e : n->inputs) {
             const node& p = g.at(e.node);
-            if (fm.of(p) != F || is_exit_op(p.op)) continue;
+            if (fm.value_frame(p) != F) continue;
             const attr_value* c = p.attr("is_constant");
             e = is_enter_op(p.op) && c && c->b() ? p.inputs.at(0) : pop_of(e);
             edited = true;
         }
         std::erase_if(n->control_inputs, [&](const std::string& c) {
             const node* p = g.find(c);
-            bool drop = p && fm.of(*p) == F && !is_exit_op(p->op);
+            bool drop = p && fm.value_frame(*p) == F;
             edited |= drop;
             return drop;
         });
@@ -315,7 +386,9 @@ inline std::vector<enter_grad> loop_gradient(graph& g, const graph_builder& root
     for (node* n : fresh) fm.forget(n->name);
     g.touch();
     // close the loops
+    auto names_before_close = names_now();
     close_var(fb, fcount, fb.with_control_dependencies(pushes).op("AddV2", {fcount.id, fb.scalar(std::int32_t{1})}), "count");
+    mark_forward_since(names_before_close);
     std::vector<enter_grad> out;
     for (std::size_t k = 0; k < diff.size(); ++k) {
         const auto& d = dx.at(k);
@@ -333,6 +406,76 @@ inline std::vector<enter_grad> loop_gradient(graph& g, const graph_builder& root
         out.push_back({outer, bb.op("Exit", {acc.sw[0]}, {}, base + "_exit")});
     }
     return out;
+}
+
+/// TensorFlow runs a node only when all its inputs are in its own frame: a value from an enclosing
+/// frame reaches it through Enter nodes (is_constant), one per frame crossed, as tf.while_loop
+/// captures tensors. The gradient builds its nodes reading such values directly (graft's executor
+/// takes them, its iterations run one after another); this pass gives every node not in `before`
+/// those Enters, shared per (value, frame), so the graph gradients() leaves runs in TensorFlow too.
+inline void enter_outer_reads(graph& g, frame_map& fm, const std::unordered_set<std::string>& before) {
+    std::vector<node*> added;
+    for (node& n : g) if (!before.count(n.name)) added.push_back(&n);
+    // parallel_iterations of each frame, as its own Enters say (a frame's Enters agree in TF)
+    std::unordered_map<std::string, std::int64_t> pi_of;
+    for (const node& n : g) {
+        if (!is_enter_op(n.op)) continue;
+        const attr_value* fn = n.attr("frame_name");
+        const attr_value* pi = n.attr("parallel_iterations");
+        if (fn && pi) pi_of.emplace(fn->s(), pi->i());
+    }
+    std::map<std::pair<endpoint, int>, endpoint> entered;
+    graph_builder b(g);
+    // the value e (of frame `from`) inside frame `to`, nested in `from`
+    std::function<endpoint(const endpoint&, int, int)> enter_into = [&](const endpoint& e, int from, int to) -> endpoint {
+        if (to == from) return e;
+        if (auto it = entered.find({e, to}); it != entered.end()) return it->second;
+        const int parent = fm.at(to).parent;
+        endpoint outer = enter_into(e, from, parent);
+        const std::string& name = fm.at(to).name;
+        auto pi = pi_of.find(name);
+        graph_builder at(g, outer.node.substr(0, outer.node.rfind('/') == std::string::npos ? 0 : outer.node.rfind('/')));
+        endpoint r = at.op("Enter", {outer},
+                           {{"frame_name", name}, {"is_constant", true},
+                            {"parallel_iterations", pi == pi_of.end() ? std::int64_t{10} : pi->second}},
+                           "enter_outer");
+        entered.emplace(std::make_pair(e, to), r);
+        return r;
+    };
+    // An Enter of a backward frame reads from the backward frame it is nested in: a value of a
+    // frame further out (an invariant's outer input, a top-level constant) comes in through Enters.
+    std::function<int(const std::string&)> backward_id = [&](const std::string& name) -> int {
+        if (name.empty()) return 0;
+        auto it = fm.backward_parent.find(name);
+        if (it == fm.backward_parent.end()) return -1;
+        const int parent = backward_id(it->second);
+        return parent < 0 ? -1 : fm.find(parent, name);
+    };
+    for (node* n : added) {
+        if (!is_enter_op(n->op) || n->inputs.empty()) continue;
+        const attr_value* fn = n->attr("frame_name");
+        auto bp = fn ? fm.backward_parent.find(fn->s()) : fm.backward_parent.end();
+        if (bp == fm.backward_parent.end()) continue;
+        const int target = backward_id(bp->second);
+        const node* p = g.find(n->inputs.front().node);
+        if (target < 0 || !p) continue;
+        const int from = fm.value_frame(*p);
+        if (from != target && fm.within(target, from)) n->inputs.front() = enter_into(n->inputs.front(), from, target);
+    }
+    for (node* n : added) fm.forget(n->name);
+    for (node* n : added) {
+        if (is_enter_op(n->op)) continue;
+        const int f = fm.of(*n);
+        if (f == 0) continue;
+        for (auto& e : n->inputs) {
+            const node* p = g.find(e.node);
+            if (!p || is_next_iteration_op(p->op)) continue;
+            const int from = fm.value_frame(*p);
+            if (from == f || !fm.within(f, from)) continue;
+            e = enter_into(e, from, f);
+        }
+    }
+    g.touch();
 }
 
 }  // namespace graft::autodiff::detail
