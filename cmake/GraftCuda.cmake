@@ -34,10 +34,10 @@ target_include_directories(graft_cuda PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda ${P
 target_compile_options(graft_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-fPIC>)
 target_link_libraries(graft_cuda PUBLIC graft CUDA::cudart CUDA::cublas CUDA::cublasLt ${GRAFT_CUDNN_LIB})
 target_compile_definitions(graft_cuda PUBLIC GRAFT_WITH_CUDA=1)
-# Beside graft::tf, graft::cuda's files see the same GRAFT_SEPARATE_COMPILATION as every program
-# that links them (core/config.hpp): the op table and the executor come from graft::tf, never
-# compiled inline here as well. (A program placing nodes on a GPU runs sessions: it links graft::tf.)
-if(TARGET graft_tf)
-  target_link_libraries(graft_cuda PUBLIC graft_tf)
+# Beside graft::compiled, graft::cuda's files see the same GRAFT_SEPARATE_COMPILATION as every program
+# that links them (core/config.hpp): the op table and the executor come from graft::compiled, never
+# compiled inline here as well. (A program placing nodes on a GPU runs sessions: it links graft::compiled.)
+if(TARGET graft_compiled)
+  target_link_libraries(graft_cuda PUBLIC graft_compiled)
 endif()
 set(GRAFT_HAVE_CUDA 1)

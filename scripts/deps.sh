@@ -6,6 +6,7 @@ pkgs=(cmake g++ make libeigen3-dev libprotobuf-dev protobuf-compiler doctest-dev
       libcli11-dev libbenchmark-dev zlib1g-dev python3-numpy python3-protobuf
       libopencv-dnn-dev   # the re-frozen graphs of test_surgery also run through OpenCV DNN
       clang-14 libclang-rt-14-dev   # make asan compiles with clang (half g++'s time); its sanitizer runtimes
+      lld   # graft's binaries link with it (CMakeLists.txt: GRAFT_LLD), the sanitizer tree's 6x faster
       libopenmpi-dev openmpi-bin)  # graft::mpi: distributed training and its mpirun tests
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(libtorch-dev libopenblas0-pthread libdnnl-dev)

@@ -60,22 +60,23 @@ FOLDERS = {
 # Files whose layer is not their folder's, and why.
 FILES = {
     # The compiled parts (core/config.hpp's list; ARCHITECTURE.md, Targets): each file its part's layer.
-    "src/tf/op_table.cpp": "graph",
-    "src/tf/gradient_rules.cpp": "autodiff",
-    "src/tf/gradients.cpp": "autodiff",
-    "src/tf/session.cpp": "exec",
-    "src/tf/clone.cpp": "surgery",
-    "src/tf/import.cpp": "surgery",
-    "src/tf/saver.cpp": "train",
-    "src/tf/typed_runtime.cpp": "typed",
+    "src/compiled/elementwise_ops.cpp": "ops",
+    "src/compiled/op_table.cpp": "graph",
+    "src/compiled/gradient_rules.cpp": "autodiff",
+    "src/compiled/gradients.cpp": "autodiff",
+    "src/compiled/session.cpp": "exec",
+    "src/compiled/clone.cpp": "surgery",
+    "src/compiled/import.cpp": "surgery",
+    "src/compiled/saver.cpp": "train",
+    "src/compiled/typed_runtime.cpp": "typed",
     # Data-parallel training and sharded checkpoints build training graphs and drive sessions.
     "include/graft/dist/data_parallel.hpp": "train",
     "include/graft/dist/sharded_checkpoint.hpp": "train",
     # graft::cuda's host runtime includes core/ only: sessions call it through this header.
     "include/graft/device/cuda_runtime.hpp": "device",
 }
-# src/tf/exec_kernels*.cpp compile the CPU kernel table: the executor's layer.
-PATTERNS = [(re.compile(r"^src/tf/exec_kernels[a-z0-9_]*\.cpp$"), "exec")]
+# src/compiled/exec_kernels*.cpp compile the CPU kernel table: the executor's layer.
+PATTERNS = [(re.compile(r"^src/compiled/exec_kernels[a-z0-9_]*\.cpp$"), "exec")]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(graft/[^"]+)"')
 IF = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b\s*(.*)$")

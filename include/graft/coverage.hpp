@@ -6,7 +6,7 @@
 //   for (const auto& c : graft::op_coverage_table()) if (!c.cpu) std::cout << c.op << "\n";
 //   for (const auto& p : graft::op_table_problems()) std::cerr << p << "\n";   // empty when consistent
 //
-// Needs graft::tf (the CPU kernel table) and graft::cuda for the GPU column (empty without it).
+// Needs graft::compiled (the CPU kernel table) and graft::cuda for the GPU column (empty without it).
 #pragma once
 
 #include <algorithm>

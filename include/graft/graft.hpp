@@ -1,7 +1,7 @@
 // graft/graft.hpp — the tensor core (graft/core.hpp), the include a program starts from. Each layer
 // has its own feature header on top: graft/graph_all.hpp (graphs and TF's files),
 // graft/exec/session.hpp, graft/autodiff/gradients.hpp, graft/train/*.hpp, graft/surgery/*.hpp,
-// graft/typed/*.hpp (docs/ARCHITECTURE.md maps them; what needs linking graft::tf is said there).
+// graft/typed/*.hpp (docs/ARCHITECTURE.md maps them; what needs linking graft::compiled is said there).
 //
 // A worked example: a tensor through NumPy and back.
 //

@@ -1,7 +1,7 @@
 // graft/graph_all.hpp — TensorFlow graphs in graft: the IR (graph, node, endpoint, attrs, op
 // registry, MetaGraph parts, variables, function inlining) and reading/writing TF's files.
 // The IR headers (graft/graph/*.hpp) need no protobuf; the file layer (graft/formats/tf_graph/graph_io.hpp,
-// graft/formats/tf_graph/saved_model.hpp) needs linking graft::tf.
+// graft/formats/tf_graph/saved_model.hpp) needs linking graft::compiled.
 //
 // A worked example: load a TF2 SavedModel, list its variables, and make its serving signature a
 // plain graph.

@@ -1,5 +1,5 @@
-// The built-in CPU kernels, compiled once into graft::tf. This file defines
-// kernel_registry::global() (what graft/exec/cpu_kernels/all.hpp does for programs without graft::tf);
+// The built-in CPU kernels, compiled once into graft::compiled. This file defines
+// kernel_registry::global() (what graft/exec/cpu_kernels/all.hpp does for programs without graft::compiled);
 // the families compile in their own translation units (exec_kernels_*.cpp) so a parallel build
 // spreads them over cores instead of waiting on one large file.
 #include "graft/exec/kernel.hpp"

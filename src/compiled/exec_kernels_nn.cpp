@@ -1,4 +1,4 @@
-// One built-in kernel family of graft::tf (see exec_kernels.cpp).
+// One built-in kernel family of graft::compiled (see exec_kernels.cpp).
 #include "graft/exec/cpu_kernels/nn.hpp"
 
 namespace graft::exec::kernels {

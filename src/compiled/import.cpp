@@ -1,4 +1,4 @@
-// graft::surgery::import_meta_graph(), a compiled part of graft::tf (core/config.hpp): programs that
-// link graft::tf see only its declaration, so their translation units do not compile it again.
+// graft::surgery::import_meta_graph(), a compiled part of graft::compiled (core/config.hpp): programs that
+// link graft::compiled see only its declaration, so their translation units do not compile it again.
 #define GRAFT_COMPILING_IMPORT
 #include "graft/surgery/import.hpp"

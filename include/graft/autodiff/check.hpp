@@ -12,7 +12,7 @@
 // float64 for the finite differences, once in options.type for the analytic Jacobian (one run per
 // y element, grad_ys one-hot), so float32 rules are checked against float64 numbers. Entries where
 // the forward and backward one-sided differences disagree (a kink such as Relu at 0 or a Max tie
-// inside the step) are skipped and counted. Needs graft::tf (it runs graft::exec::session).
+// inside the step) are skipped and counted. Needs graft::compiled (it runs graft::exec::session).
 #pragma once
 
 #include <cmath>

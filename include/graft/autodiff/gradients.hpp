@@ -63,7 +63,7 @@ namespace graft {
 using autodiff::gradients;
 }  // namespace graft
 
-// gradients() is a compiled part (core/config.hpp): src/tf/gradients.cpp with graft::tf.
+// gradients() is a compiled part (core/config.hpp): src/compiled/gradients.cpp with graft::compiled.
 #if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_GRADIENTS)
 #include "graft/autodiff/detail/gradients_impl.hpp"
 #endif

@@ -20,8 +20,8 @@
 
 #include "graft/autodiff/rule.hpp"
 
-// The built-in rules are a compiled part (core/config.hpp): with graft::tf, src/tf/gradient_rules.cpp
-// compiles them once, so a new rule recompiles one file; a program without graft::tf gets them inline.
+// The built-in rules are a compiled part (core/config.hpp): with graft::compiled, src/compiled/gradient_rules.cpp
+// compiles them once, so a new rule recompiles one file; a program without graft::compiled gets them inline.
 #if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_GRADIENT_RULES)
 #include "graft/autodiff/rules/all.hpp"
 

@@ -118,7 +118,7 @@ public:
     [[nodiscard]] std::vector<std::string> not_differentiable_ops() const { return sorted(true); }
 
     /// The process-wide registry, holding graft's built-in rules (rules/*.hpp) from first use.
-    static gradient_registry& global();  // defined in graft/autodiff/registry.hpp (or src/tf/gradient_rules.cpp)
+    static gradient_registry& global();  // defined in graft/autodiff/registry.hpp (or src/compiled/gradient_rules.cpp)
 
 private:
     struct entry {

@@ -1,7 +1,7 @@
 // graft/dist/data_parallel.hpp — data-parallel training (Horovod's DistributedOptimizer, PyTorch's
 // DDP) on a TF1 training graph: every rank runs the same graph on its own slice of each global
 // batch; the gradients are averaged across ranks before the optimizer applies them, so every rank
-// makes the same update as one process on the global batch. Link graft::tf (and graft::mpi to run
+// makes the same update as one process on the global batch. Link graft::compiled (and graft::mpi to run
 // it past one process: graft::dist::init_mpi).
 //
 //   auto mpi = graft::dist::init_mpi(&argc, &argv);                      // under mpirun

@@ -1,5 +1,5 @@
 // graft/embedded/exporter.hpp — embedded inference: a real graph + its weights -> one self-contained
-// C++ header with a typed forward function (graft codegen --embedded). Link graft::tf.
+// C++ header with a typed forward function (graft codegen --embedded). Link graft::compiled.
 //
 //   graft::embedded::embedded_options o;
 //   o.inputs = {graft::embedded::parse_embedded_input("Placeholder:-1,784")};  // batch -1 -> 1

@@ -283,7 +283,7 @@ public:
         return r;
     }
     /// The process-wide registry with graft's built-in kernels (registered on first use); defined
-    /// in graft/exec/cpu_kernels/all.hpp, compiled into graft::tf.
+    /// in graft/exec/cpu_kernels/all.hpp, compiled into graft::compiled.
     static kernel_registry& global();
 
 private:

@@ -1,5 +1,5 @@
 // graft/exec/model.hpp — load any TF model file and run it: graph files, MetaGraphs with their
-// checkpoints, SavedModels (TF1 and TF2). Link graft::tf.
+// checkpoints, SavedModels (TF1 and TF2). Link graft::compiled.
 //
 //   auto m = graft::exec::load_model("saved_model_half_plus_two/00000123");   // + its variables
 //   auto r = m.runner("serving_default");                                    // TF2: inlined signature

@@ -255,7 +255,7 @@ private:
 
 }  // namespace graft::exec
 
-// The planner and run() are a compiled part (core/config.hpp): src/tf/session.cpp with graft::tf.
+// The planner and run() are a compiled part (core/config.hpp): src/compiled/session.cpp with graft::compiled.
 #if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_SESSION)
 #include "graft/exec/detail/session_impl.hpp"
 #endif

@@ -131,7 +131,7 @@ struct asset_file {
 /// never changes a registry or another list.
 class op_list {
 public:
-    /// Decodes one serialized OpDef; the TF codec (graft::tf) supplies it with the bytes.
+    /// Decodes one serialized OpDef; the TF codec (graft::compiled) supplies it with the bytes.
     using decoder = op_def (*)(std::string_view bytes);
 
 private:

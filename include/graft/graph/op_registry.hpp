@@ -252,8 +252,8 @@ inline op_traits traits_of(std::string_view op) {
 
 }  // namespace graft
 
-// The op table is a compiled part (core/config.hpp): with graft::tf, src/tf/op_table.cpp compiles it
-// once, so a new spec line recompiles one file; a program without graft::tf gets it inline here.
+// The op table is a compiled part (core/config.hpp): with graft::compiled, src/compiled/op_table.cpp compiles it
+// once, so a new spec line recompiles one file; a program without graft::compiled gets it inline here.
 #if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_OP_TABLE)
 #include "graft/graph/op_table.hpp"
 #endif

@@ -2,7 +2,7 @@
 // inputs, outputs and the attrs (with TensorFlow's defaults) that decide output counts and dtypes.
 // Included by op_registry.hpp; op_registry::global() parses it once on first use.
 //
-// graft::tf compiles it once (src/tf/op_table.cpp); programs without graft::tf get it inline
+// graft::compiled compiles it once (src/compiled/op_table.cpp); programs without graft::compiled get it inline
 // through op_registry.hpp.
 //
 // It lists the ops graft means to run. Ops a MetaGraph declares in its stripped_op_list are known

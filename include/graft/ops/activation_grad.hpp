@@ -86,111 +86,42 @@ tensor same_shape_op(types<Ts...>, std::string_view op, const tensor& a, std::st
 // `out`, when given, receives the result (same shape and dtype; it may be one of the inputs).
 
 /// ReluGrad(gradients, features): gradients where features > 0, else 0; throws as above.
-inline tensor relu_grad(const tensor& gradients, const tensor& features,
-                        const tensor* out = nullptr) {
-    return op_detail::same_shape_op(op_detail::real_types{}, "ReluGrad", gradients, "gradients",
-                                    features, "features", out, 1,
-                                    [](const auto& g, const auto& f, auto tag) {
-                                        using T = decltype(tag);
-                                        return (f > f.constant(T(0))).select(g, g.constant(T(0)));
-                                    },
-#ifdef GRAFT_X86_DISPATCH
-                                    &op_detail::relu_grad_avx512
-#else
-                                    nullptr
-#endif
-    );
-}
+tensor relu_grad(const tensor& gradients, const tensor& features,
+                 const tensor* out = nullptr);
 /// Relu6Grad(gradients, features): gradients where 0 < features < 6, else 0; throws as above.
-inline tensor relu6_grad(const tensor& gradients, const tensor& features,
-                         const tensor* out = nullptr) {
-    return op_detail::same_shape_op(
-        op_detail::real_types{}, "Relu6Grad", gradients, "gradients", features, "features", out, 2,
-        [](const auto& g, const auto& f, auto tag) {
-            using T = decltype(tag);
-            return ((f > f.constant(T(0))) && (f < f.constant(T(6)))).select(g, g.constant(T(0)));
-        });
-}
+tensor relu6_grad(const tensor& gradients, const tensor& features,
+                  const tensor* out = nullptr);
 /// EluGrad(gradients, outputs): gradients * (outputs + 1) where outputs < 0, else gradients; throws
 /// as above.
-inline tensor elu_grad(const tensor& gradients, const tensor& outputs,
-                       const tensor* out = nullptr) {
-    return op_detail::same_shape_op(
-        op_detail::float_types{}, "EluGrad", gradients, "gradients", outputs, "outputs", out, 3,
-        [](const auto& g, const auto& y, auto tag) {
-            using T = decltype(tag);
-            return (y < y.constant(T(0))).select(g * (y + y.constant(T(1))), g);
-        });
-}
+tensor elu_grad(const tensor& gradients, const tensor& outputs,
+                const tensor* out = nullptr);
 /// SeluGrad(gradients, outputs): gradients * (outputs + scale*alpha) where outputs < 0, else
 /// gradients * scale; throws as above.
-inline tensor selu_grad(const tensor& gradients, const tensor& outputs,
-                        const tensor* out = nullptr) {
-    return op_detail::same_shape_op(
-        op_detail::float_types{}, "SeluGrad", gradients, "gradients", outputs, "outputs", out, 3,
-        [](const auto& g, const auto& y, auto tag) {
-            using T = decltype(tag);
-            const T scale = static_cast<T>(op_detail::selu_scale);
-            const T scale_alpha = static_cast<T>(op_detail::selu_scale * op_detail::selu_alpha);
-            return (y < y.constant(T(0)))
-                .select(g * (y + y.constant(scale_alpha)), g * g.constant(scale));
-        });
-}
+tensor selu_grad(const tensor& gradients, const tensor& outputs,
+                 const tensor* out = nullptr);
 /// SoftplusGrad(gradients, features): gradients * sigmoid(features); throws as above.
-inline tensor softplus_grad(const tensor& gradients, const tensor& features,
-                            const tensor* out = nullptr) {
-    return op_detail::same_shape_op(
-        op_detail::float_types{}, "SoftplusGrad", gradients, "gradients", features, "features", out,
-        14, [](const auto& g, const auto& f, auto) { return g * f.sigmoid(); });
-}
+tensor softplus_grad(const tensor& gradients, const tensor& features,
+                     const tensor* out = nullptr);
 /// LeakyReluGrad(gradients, features, alpha): gradients where features > 0, else alpha * gradients.
 /// Throws as above.
-inline tensor leaky_relu_grad(const tensor& gradients, const tensor& features, float alpha = 0.2f,
-                              const tensor* out = nullptr) {
-    return op_detail::same_shape_op(
-        op_detail::float_types{}, "LeakyReluGrad", gradients, "gradients", features, "features",
-        out, 2, [alpha](const auto& g, const auto& f, auto tag) {
-            using T = decltype(tag);
-            return (f > f.constant(T(0))).select(g, g * g.constant(static_cast<T>(alpha)));
-        });
-}
+tensor leaky_relu_grad(const tensor& gradients, const tensor& features, float alpha = 0.2f,
+                       const tensor* out = nullptr);
 /// SigmoidGrad(y, dy): dy * y * (1 - y); throws as above.
-inline tensor sigmoid_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr) {
-    return op_detail::same_shape_op(op_detail::float_types{}, "SigmoidGrad", y, "y", dy, "dy", out,
-                                    3, [](const auto& v, const auto& d, auto tag) {
-                                        using T = decltype(tag);
-                                        return d * v * (v.constant(T(1)) - v);
-                                    });
-}
+tensor sigmoid_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr);
 /// TanhGrad(y, dy): dy * (1 - y^2); throws as above.
-inline tensor tanh_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr) {
-    return op_detail::same_shape_op(op_detail::float_types{}, "TanhGrad", y, "y", dy, "dy", out, 3,
-                                    [](const auto& v, const auto& d, auto tag) {
-                                        using T = decltype(tag);
-                                        return d * (v.constant(T(1)) - v * v);
-                                    });
-}
+tensor tanh_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr);
 /// RsqrtGrad(y, dy): dy * -0.5 * y^3 (y = rsqrt(x)); throws as above.
-inline tensor rsqrt_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr) {
-    return op_detail::same_shape_op(op_detail::float_types{}, "RsqrtGrad", y, "y", dy, "dy", out, 4,
-                                    [](const auto& v, const auto& d, auto tag) {
-                                        using T = decltype(tag);
-                                        return v * v * v * d * v.constant(T(-0.5));
-                                    });
-}
+tensor rsqrt_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr);
 /// SqrtGrad(y, dy): dy * 0.5 / y (y = sqrt(x)); throws as above.
-inline tensor sqrt_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr) {
-    return op_detail::same_shape_op(op_detail::float_types{}, "SqrtGrad", y, "y", dy, "dy", out, 6,
-                                    [](const auto& v, const auto& d, auto tag) {
-                                        using T = decltype(tag);
-                                        return d * v.constant(T(0.5)) / v;
-                                    });
-}
+tensor sqrt_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr);
 /// ReciprocalGrad (alias InvGrad)(y, dy): -dy * y^2 (y = 1/x); throws as above.
-inline tensor reciprocal_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr) {
-    return op_detail::same_shape_op(op_detail::float_types{}, "ReciprocalGrad", y, "y", dy, "dy",
-                                    out, 3,
-                                    [](const auto& v, const auto& d, auto) { return -d * v * v; });
-}
+tensor reciprocal_grad(const tensor& y, const tensor& dy, const tensor* out = nullptr);
 
 }  // namespace graft::ops
+
+// The ops above are a compiled part (core/config.hpp): with graft::compiled,
+// src/compiled/elementwise_ops.cpp compiles them once (every dtype of every op is a lot of code);
+// without it they are defined inline here.
+#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_ELEMENTWISE)
+#include "graft/ops/detail/activation_grad_impl.hpp"
+#endif

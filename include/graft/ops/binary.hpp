@@ -245,167 +245,69 @@ struct floor_fmod_op {
 
 /// Add / AddV2: x + y. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64).
 /// Throws shape_error / invalid_argument_error (see above).
-inline tensor add(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Add", x, y, out, 1,
-                                       [](const auto& a, const auto& b, auto) { return a + b; });
-}
+tensor add(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Sub: x - y. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws
 /// shape_error / invalid_argument_error (see above).
-inline tensor sub(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Sub", x, y, out, 1,
-                                       [](const auto& a, const auto& b, auto) { return a - b; });
-}
+tensor sub(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Mul: x * y. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws
 /// shape_error / invalid_argument_error (see above).
-inline tensor mul(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Mul", x, y, out, 1,
-                                       [](const auto& a, const auto& b, auto) { return a * b; });
-}
+tensor mul(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Div: x / y; integer division truncates toward zero as TF's Div (a 0 in y is an error). Every
 /// real type (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws shape_error /
 /// invalid_argument_error (see above).
-inline tensor div(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(
-        op_detail::all_real_types{}, "Div", x, y, out, 5,
-        [](const auto& a, const auto& b, auto tag) {
-            using T = decltype(tag);
-            if constexpr (std::is_integral_v<T>)
-                return a.binaryExpr(b, op_detail::trunc_div_op<T>());
-            else
-                return a / b;
-        },
-        op_detail::nonzero_divisor_check{"Div"});
-}
+tensor div(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// RealDiv: x / y. float16/32/64, bfloat16; throws shape_error / invalid_argument_error (see
 /// above).
-inline tensor real_div(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::all_float_types{}, "RealDiv", x, y, out, 5,
-                                       [](const auto& a, const auto& b, auto) { return a / b; });
-}
+tensor real_div(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// FloorDiv: floor(x / y); integers round toward -inf (a 0 in y is an error). Every real type
 /// (float16/32/64, bfloat16, int8..int64, uint8..uint64); throws shape_error /
 /// invalid_argument_error (see above).
-inline tensor floor_div(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(
-        op_detail::all_real_types{}, "FloorDiv", x, y, out, 8,
-        [](const auto& a, const auto& b, auto tag) {
-            using T = decltype(tag);
-            if constexpr (std::is_integral_v<T>)
-                return a.binaryExpr(b, op_detail::floor_div_int_op<T>());
-            else
-                return (a / b).floor();
-        },
-        op_detail::nonzero_divisor_check{"FloorDiv"});
-}
+tensor floor_div(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// FloorMod: x - floor(x / y) * y, i.e. the remainder takes the sign of y (as Python's %).
 /// Integers: a 0 in y is an error. Every real type (float16/32/64, bfloat16, int8..int64,
 /// uint8..uint64). Throws shape_error / invalid_argument_error (see above).
-inline tensor floor_mod(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(
-        op_detail::all_real_types{}, "FloorMod", x, y, out, 20,
-        [](const auto& a, const auto& b, auto tag) {
-            using T = decltype(tag);
-            if constexpr (std::is_integral_v<T>)
-                return a.binaryExpr(b, op_detail::floor_mod_int_op<T>());
-            else
-                return a.binaryExpr(b, op_detail::floor_fmod_op<T>());
-        },
-        op_detail::nonzero_divisor_check{"FloorMod"});
-}
+tensor floor_mod(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Maximum: the larger of x and y; NaN propagates. Every real type (float16/32/64, bfloat16,
 /// int8..int64, uint8..uint64). Throws shape_error / invalid_argument_error (see above).
-inline tensor maximum(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Maximum", x, y, out, 1,
-                                       [](const auto& a, const auto& b, auto) {
-                                           return a.template cwiseMax<Eigen::PropagateNaN>(b);
-                                       });
-}
+tensor maximum(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Minimum: the smaller of x and y; NaN propagates. Every real type (float16/32/64, bfloat16,
 /// int8..int64, uint8..uint64). Throws shape_error / invalid_argument_error (see above).
-inline tensor minimum(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(op_detail::all_real_types{}, "Minimum", x, y, out, 1,
-                                       [](const auto& a, const auto& b, auto) {
-                                           return a.template cwiseMin<Eigen::PropagateNaN>(b);
-                                       });
-}
+tensor minimum(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Pow: x ** y. float16/32/64, bfloat16, int8..int64 (a negative integer exponent is an error).
 /// Throws shape_error / invalid_argument_error (see above).
-inline tensor pow(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(
-        op_detail::signed_real_types{}, "Pow", x, y, out, 30,
-        [](const auto& a, const auto& b, auto tag) {
-            using T = decltype(tag);
-            if constexpr (std::is_integral_v<T>)
-                return a.binaryExpr(b, op_detail::int_pow_op<T>());
-            else
-                return a.binaryExpr(b, Eigen::internal::scalar_pow_op<T, T>());
-        },
-        op_detail::nonnegative_exponent_check{});
-}
+tensor pow(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// SquaredDifference: (x - y)^2. float16/32/64, bfloat16, int32, int64. Throws shape_error /
 /// invalid_argument_error (see above).
-inline tensor squared_difference(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<false>(
-        op_detail::float_and_int_types{}, "SquaredDifference", x, y, out, 2,
-        [](const auto& a, const auto& b, auto) { return (a - b).square(); });
-}
+tensor squared_difference(const tensor& x, const tensor& y, const tensor* out = nullptr);
 
 /// Equal: x == y -> bool. Every real type and bool. Throws shape_error / invalid_argument_error
 /// (see above).
-inline tensor equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(
-        op_detail::all_real_and_bool_types{}, "Equal", x, y, out, 1,
-        [](const auto& a, const auto& b, auto tag) {
-            // binaryExpr, not a == b: C++20's reversed candidates make
-            // Eigen's member operator== ambiguous under clang
-            using T = decltype(tag);
-            return a.binaryExpr(b, Eigen::internal::scalar_cmp_op<T, T, Eigen::internal::cmp_EQ>());
-        });
-}
+tensor equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// NotEqual: x != y -> bool. Every real type and bool. Throws shape_error / invalid_argument_error
 /// (see above).
-inline tensor not_equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(
-        op_detail::all_real_and_bool_types{}, "NotEqual", x, y, out, 1,
-        [](const auto& a, const auto& b, auto tag) {
-            using T = decltype(tag);  // binaryExpr: see equal_to
-            return a.binaryExpr(b,
-                                Eigen::internal::scalar_cmp_op<T, T, Eigen::internal::cmp_NEQ>());
-        });
-}
+tensor not_equal_to(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Less: x < y -> bool. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64).
 /// Throws shape_error / invalid_argument_error (see above).
-inline tensor less(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::all_real_types{}, "Less", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a < b; });
-}
+tensor less(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// LessEqual: x <= y -> bool. Every real type (float16/32/64, bfloat16, int8..int64,
 /// uint8..uint64). Throws shape_error / invalid_argument_error (see above).
-inline tensor less_equal(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::all_real_types{}, "LessEqual", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a <= b; });
-}
+tensor less_equal(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// Greater: x > y -> bool. Every real type (float16/32/64, bfloat16, int8..int64, uint8..uint64).
 /// Throws shape_error / invalid_argument_error (see above).
-inline tensor greater(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::all_real_types{}, "Greater", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a > b; });
-}
+tensor greater(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// GreaterEqual: x >= y -> bool. Every real type (float16/32/64, bfloat16, int8..int64,
 /// uint8..uint64). Throws shape_error / invalid_argument_error (see above).
-inline tensor greater_equal(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::all_real_types{}, "GreaterEqual", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a >= b; });
-}
+tensor greater_equal(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// LogicalAnd. bool only; throws shape_error / invalid_argument_error (see above).
-inline tensor logical_and(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::types<bool>{}, "LogicalAnd", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a && b; });
-}
+tensor logical_and(const tensor& x, const tensor& y, const tensor* out = nullptr);
 /// LogicalOr. bool only; throws shape_error / invalid_argument_error (see above).
-inline tensor logical_or(const tensor& x, const tensor& y, const tensor* out = nullptr) {
-    return op_detail::binary_op<true>(op_detail::types<bool>{}, "LogicalOr", x, y, out, 1,
-                                      [](const auto& a, const auto& b, auto) { return a || b; });
-}
+tensor logical_or(const tensor& x, const tensor& y, const tensor* out = nullptr);
 
 }  // namespace graft::ops
+
+// The ops above are a compiled part (core/config.hpp): with graft::compiled,
+// src/compiled/elementwise_ops.cpp compiles them once (every dtype of every op is a lot of code);
+// without it they are defined inline here.
+#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_ELEMENTWISE)
+#include "graft/ops/detail/binary_impl.hpp"
+#endif

@@ -312,7 +312,9 @@ inline std::pair<tensor, tensor> lu(const tensor& x, dtype index_type = dtype::i
 
 /// Svd: singular values s [..., P] (P = min(M, N), descending) and, with compute_uv, u
 /// [..., M, P or M] and v [..., N, P or N] (full_matrices) with x = u diag(s) v^T, by Eigen's
-/// BDCSVD as TF does (without compute_uv, u and v are empty scalars). Throws shape_error for
+/// BDCSVD as TF does (without compute_uv, u and v are empty scalars); float32 is decomposed in float64
+/// and rounded back (BDCSVD is instantiated once: it was ~100 s of the kernel file's compile time per
+/// type, and the float64 result is at least as close to TF's). Throws shape_error for
 /// rank < 2, invalid_argument_error for a non-float dtype.
 inline std::tuple<tensor, tensor, tensor> svd(const tensor& x, bool compute_uv = true, bool full_matrices = false) {
     using namespace linalg_detail;
@@ -334,11 +336,13 @@ inline std::tuple<tensor, tensor, tensor> svd(const tensor& x, bool compute_uv =
                 if (compute_uv && full_matrices && n > 0) map<T>(v.data<T>() + b * n * n, n, n).setIdentity();
                 continue;
             }
-            Eigen::BDCSVD<matrix<T>> d(matrix<T>(cmap<T>(x.data<T>() + b * m * n, m, n)), static_cast<unsigned>(options));
-            Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(s.data<T>() + b * p, p) = d.singularValues();
+            Eigen::BDCSVD<matrix<double>> d(matrix<double>(cmap<T>(x.data<T>() + b * m * n, m, n).template cast<double>()),
+                                            static_cast<unsigned>(options));
+            Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(s.data<T>() + b * p, p) =
+                d.singularValues().template cast<T>();
             if (compute_uv) {
-                map<T>(u.data<T>() + b * m * uc, m, uc) = d.matrixU();
-                map<T>(v.data<T>() + b * n * vc, n, vc) = d.matrixV();
+                map<T>(u.data<T>() + b * m * uc, m, uc) = d.matrixU().template cast<T>();
+                map<T>(v.data<T>() + b * n * vc, n, vc) = d.matrixV().template cast<T>();
             }
         }
         return std::tuple<tensor, tensor, tensor>{s, u, v};

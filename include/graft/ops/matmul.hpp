@@ -11,6 +11,7 @@
 
 #include "graft/core/config.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -82,19 +83,36 @@ void matmul_eigen(std::int64_t M, std::int64_t N, std::int64_t K, const T* a, bo
     else C.noalias() = A.transpose() * B.transpose();
 }
 
-/// One matrix product on the whole thread pool through Eigen's tensor contraction.
+/// One matrix product on graft's thread pool: the rows of C split into contiguous shares, each one
+/// Eigen matrix product on its thread (float64 and integer products; float32 has its own GEMM).
+/// Eigen's thread-pool tensor contraction did the same work and cost ~15 s of compile per dtype in
+/// every file that included this header.
 template <class T>
-void matmul_contract(std::int64_t M, std::int64_t N, std::int64_t K, const T* a, bool ta, const T* b, bool tb, T* c) {
-    using tmap = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor, Eigen::DenseIndex>>;
-    tensor_map<T, 2> C(c, M, N);
+void matmul_parallel(std::int64_t M, std::int64_t N, std::int64_t K, const T* a, bool ta, const T* b, bool tb,
+                     T* c) {
+    using mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using cmap = Eigen::Map<const mat, 0, Eigen::OuterStride<>>;
     if (K == 0) {
-        C.setZero();
+        Eigen::Map<mat>(c, M, N).setZero();
         return;
     }
-    const tmap A(a, ta ? K : M, ta ? M : K), B(b, tb ? N : K, tb ? K : N);
-    const Eigen::array<Eigen::IndexPair<Eigen::DenseIndex>, 1> dims{
-        Eigen::IndexPair<Eigen::DenseIndex>(ta ? 0 : 1, tb ? 1 : 0)};
-    C.device(cpu_device()) = A.contract(B, dims);
+    const cmap B(b, tb ? N : K, tb ? K : N, Eigen::OuterStride<>(tb ? K : N));
+    // A share is worth a thread from ~2^18 multiply-adds on.
+    const std::int64_t grain = std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max<std::int64_t>(1, N * K));
+    parallel_for(M, grain, [&](std::int64_t i0, std::int64_t i1) {
+        const std::int64_t m = i1 - i0;
+        Eigen::Map<mat> C(c + i0 * N, m, N);
+        if (!ta) {
+            const cmap A(a + i0 * K, m, K, Eigen::OuterStride<>(K));
+            if (!tb) C.noalias() = A * B;
+            else C.noalias() = A * B.transpose();
+        } else {
+            // a is stored K x M: rows i0..i1 of op(a) are its columns i0..i1.
+            const cmap At(a + i0, K, m, Eigen::OuterStride<>(M));
+            if (!tb) C.noalias() = At.transpose() * B;
+            else C.noalias() = At.transpose() * B.transpose();
+        }
+    });
 }
 
 inline void check_matmul_dtype(const char* op, const tensor& a, const tensor& b, bool allow_int64) {
@@ -140,11 +158,11 @@ inline tensor matmul(const tensor& a, const tensor& b, const matmul_params& p = 
                                   c.data<float>(), 0, p.b_packed);
             break;
         case dtype::float64:
-            nn_detail::matmul_contract(M, N, K, a.data<double>(), p.transpose_a, b.data<double>(), p.transpose_b,
+            nn_detail::matmul_parallel(M, N, K, a.data<double>(), p.transpose_a, b.data<double>(), p.transpose_b,
                                        c.data<double>());
             break;
         default:
-            nn_detail::matmul_contract(M, N, K, a.data<std::int32_t>(), p.transpose_a, b.data<std::int32_t>(),
+            nn_detail::matmul_parallel(M, N, K, a.data<std::int32_t>(), p.transpose_a, b.data<std::int32_t>(),
                                        p.transpose_b, c.data<std::int32_t>());
             break;
     }
@@ -235,7 +253,7 @@ inline tensor batch_matmul(const tensor& x, const tensor& y, const batch_matmul_
                     nn_detail::matmul_f32(M, N, K, xd + ox, p.adj_x, yd + oy, p.adj_y, od + b * M * N,
                                           inner_threads ? 0 : 1);
                 } else if (inner_threads) {
-                    nn_detail::matmul_contract(M, N, K, xd + ox, p.adj_x, yd + oy, p.adj_y, od + b * M * N);
+                    nn_detail::matmul_parallel(M, N, K, xd + ox, p.adj_x, yd + oy, p.adj_y, od + b * M * N);
                 } else {
                     nn_detail::matmul_eigen(M, N, K, xd + ox, p.adj_x, yd + oy, p.adj_y, od + b * M * N);
                 }

@@ -208,106 +208,36 @@ void run_reduce(reduction k, const reduce_plan& p, const tensor& x, const tensor
 /// Mean sums in 64 bits, as TF); Any/All: bool. Max/Min propagate NaN; an empty reduction gives the
 /// identity (0, 1, -inf, +inf; NaN for a float Mean). Throws invalid_argument_error for a bad axis
 /// or dtype.
-inline tensor reduce(reduction k, const tensor& x, const std::vector<std::int64_t>& axes,
-                     bool keep_dims = false) {
-    const char* op = op_detail::reduction_name(k);
-    op_detail::require_input(op, x, "input");
-    auto plan = op_detail::plan_reduce(op, x.shape(), axes, keep_dims);
-    auto run = [&](auto tag) {
-        using T = decltype(tag);
-        tensor out = tensor::uninitialized(dtype_of<T>, plan.out_shape);
-        if constexpr (std::is_same_v<T, bool>) {
-            op_detail::run_reduce<T>(k, plan, x, out);
-        } else {
-            // Where the reduction runs: TF's Mean sums integers in 64 bits; the narrow types
-            // compute in their compute type (float16/bfloat16 in float32, wrap-around integer
-            // sums and products in 32 or 64 bits, whose low bits are T's own).
-            using W = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
-            using C = op_detail::compute_t<T>;
-            auto widened = [&](auto wtag) {
-                using U = decltype(wtag);
-                tensor xw = op_detail::widen_tensor<U, T>(x);
-                tensor ow = tensor::uninitialized(dtype_of<U>, plan.out_shape);
-                op_detail::run_reduce<U>(k, plan, xw, ow);
-                op_detail::narrow_tensor<T, U>(ow, out);
-            };
-            auto in_compute_type = [&] {
-                if constexpr (op_detail::is_widened<T>)
-                    widened(C{});
-                else
-                    op_detail::run_reduce<T>(k, plan, x, out);
-            };
-            if (x.num_elements() == 0) {
-                T* o = out.data<T>();
-                std::fill(o, o + out.num_elements(), op_detail::reduction_identity<T>(k));
-            } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, W>) {
-                if (k == reduction::mean)
-                    widened(W{});
-                else
-                    in_compute_type();
-            } else {
-                in_compute_type();
-            }
-        }
-        return out;
-    };
-    if (k == reduction::any || k == reduction::all)
-        return op_detail::dispatch<bool>(x.type(), op, run);
-    return op_detail::dispatch_list(op_detail::all_real_types{}, x.type(), op, run, "input");
-}
+tensor reduce(reduction k, const tensor& x, const std::vector<std::int64_t>& axes,
+              bool keep_dims = false);
 
 /// Sum over axes. Throws as reduce().
-inline tensor reduce_sum(const tensor& x, const std::vector<std::int64_t>& axes,
-                         bool keep_dims = false) {
-    return reduce(reduction::sum, x, axes, keep_dims);
-}
+tensor reduce_sum(const tensor& x, const std::vector<std::int64_t>& axes,
+                  bool keep_dims = false);
 /// Mean over axes (integer inputs: the 64-bit sum divided with truncation). Throws as reduce().
-inline tensor reduce_mean(const tensor& x, const std::vector<std::int64_t>& axes,
-                          bool keep_dims = false) {
-    return reduce(reduction::mean, x, axes, keep_dims);
-}
+tensor reduce_mean(const tensor& x, const std::vector<std::int64_t>& axes,
+                   bool keep_dims = false);
 /// Max over axes. Throws as reduce().
-inline tensor reduce_max(const tensor& x, const std::vector<std::int64_t>& axes,
-                         bool keep_dims = false) {
-    return reduce(reduction::max, x, axes, keep_dims);
-}
+tensor reduce_max(const tensor& x, const std::vector<std::int64_t>& axes,
+                  bool keep_dims = false);
 /// Min over axes. Throws as reduce().
-inline tensor reduce_min(const tensor& x, const std::vector<std::int64_t>& axes,
-                         bool keep_dims = false) {
-    return reduce(reduction::min, x, axes, keep_dims);
-}
+tensor reduce_min(const tensor& x, const std::vector<std::int64_t>& axes,
+                  bool keep_dims = false);
 /// Prod over axes. Throws as reduce().
-inline tensor reduce_prod(const tensor& x, const std::vector<std::int64_t>& axes,
-                          bool keep_dims = false) {
-    return reduce(reduction::prod, x, axes, keep_dims);
-}
+tensor reduce_prod(const tensor& x, const std::vector<std::int64_t>& axes,
+                   bool keep_dims = false);
 /// Any (logical or) over axes of a bool tensor. Throws as reduce().
-inline tensor reduce_any(const tensor& x, const std::vector<std::int64_t>& axes,
-                         bool keep_dims = false) {
-    return reduce(reduction::any, x, axes, keep_dims);
-}
+tensor reduce_any(const tensor& x, const std::vector<std::int64_t>& axes,
+                  bool keep_dims = false);
 /// All (logical and) over axes of a bool tensor. Throws as reduce().
-inline tensor reduce_all(const tensor& x, const std::vector<std::int64_t>& axes,
-                         bool keep_dims = false) {
-    return reduce(reduction::all, x, axes, keep_dims);
-}
+tensor reduce_all(const tensor& x, const std::vector<std::int64_t>& axes,
+                  bool keep_dims = false);
 
 /// A reduction by TF op name ("Sum", "Mean", "Max", "Min", "Prod", "Any", "All") with the axes as
 /// an int32/int64 tensor (scalar or vector), as the graph node has them. Throws unimplemented_error
 /// for another name, else as reduce().
-inline tensor reduce(std::string_view op, const tensor& x, const tensor& axes,
-                     bool keep_dims = false) {
-    static constexpr std::pair<std::string_view, reduction> names[] = {
-        {"Sum", reduction::sum}, {"Mean", reduction::mean}, {"Max", reduction::max},
-        {"Min", reduction::min}, {"Prod", reduction::prod}, {"Any", reduction::any},
-        {"All", reduction::all}};
-    for (const auto& [n, k] : names) {
-        if (n == op)
-            return reduce(k, x, op_detail::int_list(op, axes, "reduction_indices"), keep_dims);
-    }
-    throw unimplemented_error(op_detail::cat("reduce: unknown reduction op '", op, "'"), {},
-                              "known: Sum, Mean, Max, Min, Prod, Any, All");
-}
+tensor reduce(std::string_view op, const tensor& x, const tensor& axes,
+              bool keep_dims = false);
 
 namespace op_detail {
 
@@ -391,45 +321,24 @@ tensor arg_op(const char* op, const tensor& x, std::int64_t axis, dtype output_t
 /// ArgMax: index of the largest value along `axis` (first one on ties; NaN counts as largest).
 /// Every real type and bool in; int64 or int32 out. Throws invalid_argument_error for a bad axis,
 /// an empty axis or a bad dtype.
-inline tensor arg_max(const tensor& x, std::int64_t axis, dtype output_type = dtype::int64) {
-    return op_detail::arg_op<true>("ArgMax", x, axis, output_type);
-}
+tensor arg_max(const tensor& x, std::int64_t axis, dtype output_type = dtype::int64);
 /// ArgMin: index of the smallest value along `axis` (first one on ties; NaN counts as smallest).
 /// Throws as arg_max().
-inline tensor arg_min(const tensor& x, std::int64_t axis, dtype output_type = dtype::int64) {
-    return op_detail::arg_op<false>("ArgMin", x, axis, output_type);
-}
+tensor arg_min(const tensor& x, std::int64_t axis, dtype output_type = dtype::int64);
 /// ArgMax with the axis as an int32/int64 scalar tensor ("dimension" input).
-inline tensor arg_max(const tensor& x, const tensor& axis, dtype output_type = dtype::int64) {
-    return arg_max(x, op_detail::int_scalar("ArgMax", axis, "dimension"), output_type);
-}
+tensor arg_max(const tensor& x, const tensor& axis, dtype output_type = dtype::int64);
 /// ArgMin with the axis as an int32/int64 scalar tensor ("dimension" input).
-inline tensor arg_min(const tensor& x, const tensor& axis, dtype output_type = dtype::int64) {
-    return arg_min(x, op_detail::int_scalar("ArgMin", axis, "dimension"), output_type);
-}
+tensor arg_min(const tensor& x, const tensor& axis, dtype output_type = dtype::int64);
 
 /// L2Loss: sum(x^2) / 2 as a scalar. float32, float64, float16 and bfloat16 (summed in float32).
 /// Throws invalid_argument_error otherwise.
-inline tensor l2_loss(const tensor& x) {
-    const char* op = "L2Loss";
-    op_detail::require_input(op, x, "t");
-    return op_detail::dispatch_list(
-        op_detail::all_float_types{}, x.type(), op,
-        [&](auto tag) {
-            using T = decltype(tag);
-            using C = op_detail::compute_t<T>;
-            tensor xc = x;
-            if constexpr (op_detail::is_widened<T>) xc = op_detail::widen_tensor<C, T>(x);
-            tensor oc = tensor::uninitialized(dtype_of<C>, shape{});
-            const_tensor_map<C, 1> xm(xc.data<C>(), x.num_elements());
-            tensor_map<C, 0> om(oc.data<C>());
-            om.device(cpu_device()) = xm.square().sum() * static_cast<C>(0.5);
-            if constexpr (!op_detail::is_widened<T>) return oc;
-            tensor out = tensor::uninitialized(dtype_of<T>, shape{});
-            out.data<T>()[0] = static_cast<T>(oc.data<C>()[0]);
-            return out;
-        },
-        "t");
-}
+tensor l2_loss(const tensor& x);
 
 }  // namespace graft::ops
+
+// The ops above are a compiled part (core/config.hpp): with graft::compiled,
+// src/compiled/elementwise_ops.cpp compiles them once (every dtype of every op is a lot of code);
+// without it they are defined inline here.
+#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_ELEMENTWISE)
+#include "graft/ops/detail/reduce_impl.hpp"
+#endif

@@ -108,181 +108,75 @@ inline constexpr double selu_alpha = 1.6732632423543772848170429916717;
 // and may be x itself). Each throws invalid_argument_error for a dtype outside its list.
 
 /// Neg: -x. float16/32/64, bfloat16, int8..int64; throws invalid_argument_error for other dtypes.
-inline tensor neg(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::signed_real_types{}, "Neg", x, out, 1,
-                               [](const auto& v, auto) { return -v; });
-}
+tensor neg(const tensor& x, const tensor* out = nullptr);
 /// Abs: |x|. float16/32/64, bfloat16, int8..int64; throws invalid_argument_error for other dtypes.
-inline tensor abs(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::signed_real_types{}, "Abs", x, out, 1,
-                               [](const auto& v, auto) { return v.abs(); });
-}
+tensor abs(const tensor& x, const tensor* out = nullptr);
 /// Sign: -1, 0 or 1 (NaN stays NaN). float16/32/64, bfloat16, int8..int64.
 /// Throws invalid_argument_error for other dtypes.
-inline tensor sign(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::signed_real_types{}, "Sign", x, out, 2,
-                               [](const auto& v, auto) { return v.sign(); });
-}
+tensor sign(const tensor& x, const tensor* out = nullptr);
 /// Square: x*x (integers wrap). Every real type (float16/32/64, bfloat16, int8..int64,
 /// uint8..uint64); throws invalid_argument_error for other dtypes.
-inline tensor square(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_real_types{}, "Square", x, out, 1,
-                               [](const auto& v, auto) { return v.square(); });
-}
+tensor square(const tensor& x, const tensor* out = nullptr);
 /// Sqrt. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor sqrt(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Sqrt", x, out, 4,
-                               [](const auto& v, auto) { return v.sqrt(); });
-}
+tensor sqrt(const tensor& x, const tensor* out = nullptr);
 /// Rsqrt: 1/sqrt(x). float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor rsqrt(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Rsqrt", x, out, 5,
-                               [](const auto& v, auto) { return v.rsqrt(); });
-}
+tensor rsqrt(const tensor& x, const tensor* out = nullptr);
 /// Reciprocal (alias Inv): 1/x. float16/32/64, bfloat16; throws invalid_argument_error for other
 /// dtypes.
-inline tensor reciprocal(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Reciprocal", x, out, 4,
-                               [](const auto& v, auto) { return v.inverse(); });
-}
+tensor reciprocal(const tensor& x, const tensor* out = nullptr);
 /// Exp. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor exp(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Exp", x, out, 10,
-                               [](const auto& v, auto) { return v.exp(); });
-}
+tensor exp(const tensor& x, const tensor* out = nullptr);
 /// Log (natural). float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor log(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Log", x, out, 10,
-                               [](const auto& v, auto) { return v.log(); });
-}
+tensor log(const tensor& x, const tensor* out = nullptr);
 /// Log1p: log(1 + x), accurate near 0. float16/32/64, bfloat16; throws invalid_argument_error for
 /// other dtypes.
-inline tensor log1p(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Log1p", x, out, 12,
-                               [](const auto& v, auto) { return v.log1p(); });
-}
+tensor log1p(const tensor& x, const tensor* out = nullptr);
 /// Tanh. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor tanh(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Tanh", x, out, 10,
-                               [](const auto& v, auto) { return v.tanh(); });
-}
+tensor tanh(const tensor& x, const tensor* out = nullptr);
 /// Sigmoid: 1 / (1 + exp(-x)). float16/32/64, bfloat16; throws invalid_argument_error for other
 /// dtypes.
-inline tensor sigmoid(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Sigmoid", x, out, 12,
-                               [](const auto& v, auto) { return v.sigmoid(); });
-}
+tensor sigmoid(const tensor& x, const tensor* out = nullptr);
 /// Relu: max(x, 0), NaN propagates. Every real type (float16/32/64, bfloat16, int8..int64,
 /// uint8..uint64). Throws invalid_argument_error for other dtypes.
-inline tensor relu(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::all_real_types{}, "Relu", x, out, 1, [](const auto& v, auto tag) {
-            using T = decltype(tag);
-            return v.template cwiseMax<Eigen::PropagateNaN>(v.constant(T(0)));
-        });
-}
+tensor relu(const tensor& x, const tensor* out = nullptr);
 /// Relu6: min(max(x, 0), 6), NaN propagates. Every real type (float16/32/64, bfloat16, int8..int64,
 /// uint8..uint64). Throws invalid_argument_error for other dtypes.
-inline tensor relu6(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_real_types{}, "Relu6", x, out, 2,
-                               [](const auto& v, auto tag) {
-                                   using T = decltype(tag);
-                                   return v.template cwiseMax<Eigen::PropagateNaN>(v.constant(T(0)))
-                                       .template cwiseMin<Eigen::PropagateNaN>(v.constant(T(6)));
-                               });
-}
+tensor relu6(const tensor& x, const tensor* out = nullptr);
 /// Elu: x if x >= 0 else exp(x) - 1. float16/32/64, bfloat16; throws invalid_argument_error for
 /// other dtypes.
-inline tensor elu(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Elu", x, out, 12,
-                               [](const auto& v, auto tag) {
-                                   using T = decltype(tag);
-                                   return (v < v.constant(T(0))).select(v.expm1(), v);
-                               });
-}
+tensor elu(const tensor& x, const tensor* out = nullptr);
 /// Selu: scale * (x if x >= 0 else alpha * (exp(x) - 1)). float16/32/64, bfloat16.
 /// Throws invalid_argument_error for other dtypes.
-inline tensor selu(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::all_float_types{}, "Selu", x, out, 14, [](const auto& v, auto tag) {
-            using T = decltype(tag);
-            const T scale = static_cast<T>(op_detail::selu_scale);
-            const T scale_alpha = static_cast<T>(op_detail::selu_scale * op_detail::selu_alpha);
-            return (v < v.constant(T(0)))
-                .select(v.expm1() * v.constant(scale_alpha), v * v.constant(scale));
-        });
-}
+tensor selu(const tensor& x, const tensor* out = nullptr);
 /// Softplus: log(1 + exp(x)), computed without overflow as TF does. float16/32/64, bfloat16.
 /// Throws invalid_argument_error for other dtypes.
-inline tensor softplus(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::all_float_types{}, "Softplus", x, out, 24, [](const auto& v, auto tag) {
-            using T = decltype(tag);
-            // Beyond |x| > -log(eps) - 2, log1p(exp(x)) equals x (large x) or exp(x) (very negative
-            // x).
-            const T threshold = static_cast<T>(std::log(std::numeric_limits<T>::epsilon()) + 2);
-            return (v > v.constant(-threshold))
-                .select(v, (v < v.constant(threshold)).select(v.exp(), v.exp().log1p()));
-        });
-}
+tensor softplus(const tensor& x, const tensor* out = nullptr);
 /// LeakyRelu: x if x > 0 else alpha * x. float16/32/64, bfloat16; throws invalid_argument_error for
 /// other dtypes.
-inline tensor leaky_relu(const tensor& x, float alpha = 0.2f, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::all_float_types{}, "LeakyRelu", x, out, 2, [alpha](const auto& v, auto tag) {
-            using T = decltype(tag);
-            return (v > v.constant(T(0))).select(v, v * v.constant(static_cast<T>(alpha)));
-        });
-}
+tensor leaky_relu(const tensor& x, float alpha = 0.2f, const tensor* out = nullptr);
 /// Floor. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor floor(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Floor", x, out, 1,
-                               [](const auto& v, auto) { return v.floor(); });
-}
+tensor floor(const tensor& x, const tensor* out = nullptr);
 /// Ceil. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor ceil(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Ceil", x, out, 1,
-                               [](const auto& v, auto) { return v.ceil(); });
-}
+tensor ceil(const tensor& x, const tensor* out = nullptr);
 /// Round: to nearest, halves to even (banker's rounding, as TF). float16/32/64, bfloat16; int32
 /// and int64 unchanged.
 /// Throws invalid_argument_error for other dtypes.
-inline tensor round(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::float_and_int_types{}, "Round", x, out, 2, [](const auto& v, auto tag) {
-            using T = decltype(tag);
-            if constexpr (std::is_integral_v<T>)
-                return v + v.constant(T(0));
-            else
-                return v.rint();  // the default rounding mode rounds halves to even
-        });
-}
+tensor round(const tensor& x, const tensor* out = nullptr);
 /// Sin. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor sin(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::all_float_types{}, "Sin", x, out, 10, [](const auto& v, auto tag) {
-            return v.unaryExpr(Eigen::internal::scalar_sin_op<decltype(tag)>());
-        });
-}
+tensor sin(const tensor& x, const tensor* out = nullptr);
 /// Cos. float16/32/64, bfloat16; throws invalid_argument_error for other dtypes.
-inline tensor cos(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::all_float_types{}, "Cos", x, out, 10, [](const auto& v, auto tag) {
-            return v.unaryExpr(Eigen::internal::scalar_cos_op<decltype(tag)>());
-        });
-}
+tensor cos(const tensor& x, const tensor* out = nullptr);
 /// Erf: the error function. float16/32/64, bfloat16; throws invalid_argument_error for other
 /// dtypes.
-inline tensor erf(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(op_detail::all_float_types{}, "Erf", x, out, 20,
-                               [](const auto& v, auto) { return v.erf(); });
-}
+tensor erf(const tensor& x, const tensor* out = nullptr);
 /// LogicalNot. bool only; throws invalid_argument_error for other dtypes.
-inline tensor logical_not(const tensor& x, const tensor* out = nullptr) {
-    return op_detail::unary_op(
-        op_detail::types<bool>{}, "LogicalNot", x, out, 1, [](const auto& v, auto) {
-            return v.unaryExpr(Eigen::internal::scalar_boolean_not_op<bool>());
-        });
-}
+tensor logical_not(const tensor& x, const tensor* out = nullptr);
 
 }  // namespace graft::ops
+
+// The ops above are a compiled part (core/config.hpp): with graft::compiled,
+// src/compiled/elementwise_ops.cpp compiles them once (every dtype of every op is a lot of code);
+// without it they are defined inline here.
+#if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_ELEMENTWISE)
+#include "graft/ops/detail/unary_impl.hpp"
+#endif

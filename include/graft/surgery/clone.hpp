@@ -7,7 +7,7 @@
 //   init  — the original's initializer subgraph is cloned, so the clone draws fresh values with the
 //           same initializer ops (random ops get a new seed2, derived from their new name);
 //   share — no new variable: the copied ops read the original's variable.
-// Link graft::tf.
+// Link graft::compiled.
 //
 //   graft::surgery::clone_options o;
 //   o.inputs = {"x"};  o.outputs = {"logits:0"};  o.scope = "copy";
@@ -223,7 +223,7 @@ inline clone_result clone(meta_graph& g, const clone_options& o) { return clone_
 
 }  // namespace graft::surgery
 
-// clone_into() is a compiled part (core/config.hpp): src/tf/clone.cpp with graft::tf.
+// clone_into() is a compiled part (core/config.hpp): src/compiled/clone.cpp with graft::compiled.
 #if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_CLONE)
 #include "graft/surgery/detail/clone_impl.hpp"
 #endif

@@ -2,7 +2,7 @@
 // label ("A/...", "B/..."), seams bind an input of a later model to an output of an earlier one,
 // and each part keeps what it needs to be restored from its own checkpoint. Fine-tune the whole
 // (gradients flow across the seams), or freeze the earlier parts (train only a part's variables,
-// or cut gradients at the seams), then save one combined MetaGraph + checkpoint. Link graft::tf.
+// or cut gradients at the seams), then save one combined MetaGraph + checkpoint. Link graft::compiled.
 //
 //   auto c = graft::surgery::connect({{"A", enc_mg, "enc.ckpt"}, {"B", cls_mg, "cls.ckpt"}},
 //                                    {{"B/g2_input:0", "A/g1_output:0"}});

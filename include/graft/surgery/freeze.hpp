@@ -1,6 +1,6 @@
 // graft/surgery/freeze.hpp — freeze a trained graph (variables -> Const, pruned to the outputs)
 // and unfreeze a frozen one (chosen Consts -> trainable variables with VariableDefs, an `init` op
-// and a Saver), so a frozen GraphDef can be retrained and frozen again. Link graft::tf.
+// and a Saver), so a frozen GraphDef can be retrained and frozen again. Link graft::compiled.
 //
 //   graft::graph frozen = graft::surgery::freeze(mg, "train/model.ckpt-100", {"probs"});
 //   graft::tf::write_graph(frozen, "frozen.pb");              // runs in graft, TF, OpenCV DNN

@@ -2,7 +2,7 @@
 // node of `src` lands under a scope, inputs can be bound to tensors already in the target
 // (input_map), and everything that names a node follows (data and control inputs, colocation,
 // collections with their VariableDefs, the SaverDef, signatures, resource shared_names). Linear in
-// the size of both graphs. Link graft::tf.
+// the size of both graphs. Link graft::compiled.
 //
 //   graft::meta_graph combined;
 //   auto a = graft::surgery::import_meta_graph(combined, enc, graft::surgery::under("A"));
@@ -219,7 +219,7 @@ import_result import_meta_graph(meta_graph& into, const meta_graph& src, const i
 
 }  // namespace graft::surgery
 
-// import_meta_graph() is a compiled part (core/config.hpp): src/tf/import.cpp with graft::tf.
+// import_meta_graph() is a compiled part (core/config.hpp): src/compiled/import.cpp with graft::compiled.
 #if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_IMPORT)
 #include "graft/surgery/detail/import_impl.hpp"
 #endif

@@ -1,6 +1,6 @@
 // graft/surgery/rename.hpp — the renaming every surgery job shares: one function from old node
 // names to new ones, applied to everything in a MetaGraph that names a node (data and control
-// inputs, colocation attrs, collections, VariableDefs, the SaverDef, signatures). Link graft::tf
+// inputs, colocation attrs, collections, VariableDefs, the SaverDef, signatures). Link graft::compiled
 // (VariableDefs are re-encoded).
 //
 //   auto f = graft::surgery::prefixer("A");                       // "w" -> "A/w"

@@ -1,7 +1,7 @@
 // graft/surgery/restore.hpp — restore a checkpoint into variables that live under another scope
 // (an imported model, a second copy of one): checkpoint keys are matched to the variable names
 // through a tf::assignment_map ({"": "copy2/"}: key "w" -> variable "copy2/w"; {"old/": "new/"}),
-// and what is left over on both sides is reported. Link graft::tf.
+// and what is left over on both sides is reported. Link graft::compiled.
 //
 //   graft::exec::session s(mg.graph);
 //   auto rep = graft::surgery::restore_scoped(s, mg, "copy2", "model.ckpt",

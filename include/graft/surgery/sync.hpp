@@ -3,7 +3,7 @@
 // once between two of its runs) or across processes (checkpoint_watcher notices a new `checkpoint`
 // state, or a new checkpoint saved over the same prefix, reads that checkpoint completely into a
 // standby set and swaps it in between requests).
-// Link graft::tf.
+// Link graft::compiled.
 //
 //   graft::graph inf = graft::surgery::inference_copy(trainer_mg.graph, {"logits"}, "/device:CPU:1");
 //   graft::surgery::replica serving(std::move(inf));

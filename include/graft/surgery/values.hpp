@@ -1,6 +1,6 @@
 // graft/surgery/values.hpp — where surgery reads variables' current values: freeze() turns them
 // into Consts, clone() with init_policy::copy starts the copies from them. A source is a session,
-// a checkpoint or a map. Link graft::tf.
+// a checkpoint or a map. Link graft::compiled.
 //
 //   auto src = graft::surgery::session_values(s);              // or checkpoint_values("model.ckpt")
 //   std::optional<graft::tensor> w = src.read(var_info);       // nullopt: the source has no value

@@ -1,6 +1,6 @@
 // graft/train/optimizer.hpp — TF1 optimizers (tf.compat.v1.train.*Optimizer) as graph ops, with
 // TF1's update formulas, slot names and op names, so a checkpoint with optimizer state moves
-// between TensorFlow and graft. Link graft::tf.
+// between TensorFlow and graft. Link graft::compiled.
 //
 //   graft::train::adam opt(0.001);                                       // name "Adam"
 //   auto step = graft::train::get_or_create_global_step(mg);

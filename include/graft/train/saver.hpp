@@ -1,6 +1,6 @@
 // graft/train/saver.hpp — tf.compat.v1.train.Saver: save and restore a var_list of a session's
 // variables as V2 checkpoints, with max_to_keep, keep_checkpoint_every_n_hours, the `checkpoint`
-// state file, "-<step>" suffixes and a .meta beside each bundle. Link graft::tf.
+// state file, "-<step>" suffixes and a .meta beside each bundle. Link graft::compiled.
 //
 //   graft::train::saver sv(mg);                       // adds save/... ops to mg.graph, sets mg.saver
 //   graft::exec::session s(mg.graph);                 // (the session copies the graph: make it after)
@@ -251,7 +251,7 @@ inline std::optional<std::string> latest_checkpoint(const std::string& dir, cons
 }  // namespace graft::train
 
 // saver's save(), restore() and graph building are a compiled part (core/config.hpp):
-// src/tf/saver.cpp with graft::tf.
+// src/compiled/saver.cpp with graft::compiled.
 #if !defined(GRAFT_SEPARATE_COMPILATION) || defined(GRAFT_COMPILING_SAVER)
 #include "graft/train/detail/saver_impl.hpp"
 #endif

@@ -1,6 +1,6 @@
 // graft/train/variables.hpp — TF1 training state on a MetaGraph: variables recorded in the
 // `variables` / `trainable_variables` collections with the VariableDefs tf.Variable writes, the
-// `init` op, variable lists by scope or collection, and the global step. Link graft::tf.
+// `init` op, variable lists by scope or collection, and the global step. Link graft::compiled.
 //
 //   graft::meta_graph mg;
 //   graft::graph_builder b(mg.graph);

@@ -1,7 +1,7 @@
 // graft/typed/bind.hpp — the runtime binding of a typed graph (typed/types.hpp): graft::load<Net>
 // imports every model file of the composition under its scope, wires the seams, restores each
 // part from its checkpoint, checks once that the files have the declared ports and variables,
-// and gives typed access to running, reading variables, training and saving. Link graft::tf.
+// and gives typed access to running, reading variables, training and saving. Link graft::compiled.
 //
 //   using namespace graft::typed;
 //   using G1 = subgraph<"g1", inputs<port<"x", float, shape<-1, 4>>>,
@@ -21,7 +21,7 @@
 //   // files do not match is ONE interface_error listing every difference.
 //
 // Build time: the runtime part (typed/detail/bind_impl.hpp: loading, wiring, checking, the session,
-// training, saving) is compiled once into graft::tf (src/tf/typed_runtime.cpp), which every program
+// training, saving) is compiled once into graft::compiled (src/compiled/typed_runtime.cpp), which every program
 // that reads TF files links anyway; this header declares it and includes no session, surgery or
 // training header, so a translation unit binding a typed 2-model connect compiles in seconds.
 //
@@ -458,8 +458,8 @@ typed::bound<Net> load(const S&... sources) {
 
 }  // namespace graft
 
-// The typed runtime is a compiled part of graft::tf only (core/config.hpp): src/tf/typed_runtime.cpp
-// defines GRAFT_COMPILING_TYPED and compiles it; a program using graft::load links graft::tf.
+// The typed runtime is a compiled part of graft::compiled only (core/config.hpp): src/compiled/typed_runtime.cpp
+// defines GRAFT_COMPILING_TYPED and compiles it; a program using graft::load links graft::compiled.
 #if defined(GRAFT_COMPILING_TYPED)
 #include "graft/typed/detail/bind_impl.hpp"
 #endif

@@ -2,7 +2,7 @@
 // real TF1 graph: sequential<...>::make_graph() writes the ops and variables tf.layers would, so
 // the model trains with train::optimizer, saves with train::saver as .meta + checkpoint in TF's
 // formats (TF's save/restore ops included), freezes with surgery::freeze (OpenCV DNN reads the
-// .pb), and binds with graft::load<Net>(). Link graft::tf.
+// .pb), and binds with graft::load<Net>(). Link graft::compiled.
 //
 //   using namespace graft::typed;
 //   using mlp = sequential<"mlp", input<"x", float, shape<-1, 784>>,

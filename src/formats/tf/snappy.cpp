@@ -1,4 +1,4 @@
-// graft::tf — Snappy wrapper (see include/graft/formats/tf/snappy.hpp).
+// graft::compiled — Snappy wrapper (see include/graft/formats/tf/snappy.hpp).
 #include "graft/formats/tf/snappy.hpp"
 
 #include <snappy.h>

@@ -1,4 +1,4 @@
-// graft::tf — compiled part of the TF format layer (protobuf-generated code is added by CMake).
+// graft::compiled — compiled part of the TF format layer (protobuf-generated code is added by CMake).
 #include "graft/core/config.hpp"
 
 namespace graft::tf {

@@ -1,4 +1,4 @@
-// src/formats/tf_graph/codec.hpp — internal to graft::tf: the binary wire codec between TensorFlow's graph protos
+// src/formats/tf_graph/codec.hpp — internal to graft::compiled: the binary wire codec between TensorFlow's graph protos
 // (GraphDef, NodeDef, AttrValue, OpDef, FunctionDef, MetaGraphDef, SavedModel, ...) and graft's
 // IR. Written by hand on the wire format: one pass, no intermediate protobuf objects, errors with
 // file offsets, and every field graft does not model kept verbatim in `extra_fields`.

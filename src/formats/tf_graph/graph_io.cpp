@@ -1,4 +1,4 @@
-// graft::tf graph files: format detection, loading, SavedModel MetaGraph selection, writing, and
+// graft::compiled graph files: format detection, loading, SavedModel MetaGraph selection, writing, and
 // protobuf text format through graft's own generated messages.
 #include "graft/formats/tf_graph/graph_io.hpp"
 

@@ -1,7 +1,7 @@
 // graft/exec/cpu_kernels/all.hpp — graft's built-in CPU kernels, registered into
-// kernel_registry::global() on its first use. This header defines global(): graft::tf compiles it
-// once (src/tf/exec_kernels.cpp), so programs link graft::tf and never include it themselves —
-// unless they build without graft::tf, in which case exactly one of their files includes it.
+// kernel_registry::global() on its first use. This header defines global(): graft::compiled compiles it
+// once (src/compiled/exec_kernels.cpp), so programs link graft::compiled and never include it themselves —
+// unless they build without graft::compiled, in which case exactly one of their files includes it.
 #pragma once
 
 #include "graft/exec/cpu_kernels/core.hpp"

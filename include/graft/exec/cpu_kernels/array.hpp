@@ -4,7 +4,10 @@
 
 #include "graft/exec/kernel.hpp"
 #include "graft/ops/array_all.hpp"
-#include "graft/ops/elementwise.hpp"
+// The ops it calls by their own functions, not ops::unary/binary by name: a by-name call compiles
+// every elementwise kernel for every dtype into this file (exec_kernels_elementwise.cpp has them).
+#include "graft/ops/binary.hpp"
+#include "graft/ops/unary.hpp"
 
 namespace graft::exec::kernels {
 
@@ -133,12 +136,12 @@ inline void register_array(kernel_registry& r) {
         tensor x = c.input(0);
         bool keep = c.attr_or<bool>("keep_dims", false);
         if (is_floating(x.type())) {
-            c.set_output(0, ops::unary("Sqrt", ops::reduce("Sum", ops::binary("Mul", x, x), c.input(1), keep)));
+            c.set_output(0, ops::sqrt(ops::reduce("Sum", ops::mul(x, x), c.input(1), keep)));
             return;
         }
         tensor d = cast(x, dtype::float64);
-        tensor n = ops::unary("Sqrt", ops::reduce("Sum", ops::binary("Mul", d, d), c.input(1), keep));
-        c.set_output(0, cast(ops::unary("Floor", n), x.type()));
+        tensor n = ops::sqrt(ops::reduce("Sum", ops::mul(d, d), c.input(1), keep));
+        c.set_output(0, cast(ops::floor(n), x.type()));
     });
     r.add("ArgMax", [](kernel_context& c) {
         c.set_output(0, ops::arg_max(c.input(0), c.input(1), c.attr_or("output_type", dtype::int64)));

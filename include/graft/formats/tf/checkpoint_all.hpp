@@ -10,7 +10,7 @@
 //   w.finish();
 //   graft::tf::write_checkpoint_state("/tmp/out", {"model.ckpt-1", {"model.ckpt-1"}, {}, 0});
 //
-// Reading snappy-compressed indexes needs graft::tf linked (see graft/formats/tf/snappy.hpp).
+// Reading snappy-compressed indexes needs graft::compiled linked (see graft/formats/tf/snappy.hpp).
 #pragma once
 
 #include "graft/formats/tf/crc32c.hpp"

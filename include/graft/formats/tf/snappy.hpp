@@ -2,9 +2,9 @@
 //
 //   std::string raw = graft::tf::snappy::uncompress(block, "variables.index", 0);
 //
-// These functions are compiled into the `graft::tf` library (src/formats/tf/snappy.cpp), so a program that
+// These functions are compiled into the `graft::compiled` library (src/formats/tf/snappy.cpp), so a program that
 // reads a checkpoint whose index has snappy-compressed blocks (older TF releases wrote some, e.g.
-// tf-serving's half_plus_two) must link graft::tf. Header-only users that never meet compressed
+// tf-serving's half_plus_two) must link graft::compiled. Header-only users that never meet compressed
 // blocks can define GRAFT_TF_NO_SNAPPY (project-wide) before including graft/tf headers: the table
 // reader then throws unimplemented_error on a compressed block instead of calling in here.
 #pragma once

@@ -104,7 +104,7 @@ inline std::shared_ptr<block> read_block(std::string_view file_bytes, const std:
         b->compressed = true;
 #else
         throw unimplemented_error("snappy-compressed table block", location::in_file(file, h.offset),
-                                  "build without GRAFT_TF_NO_SNAPPY and link graft::tf to read it");
+                                  "build without GRAFT_TF_NO_SNAPPY and link graft::compiled to read it");
 #endif
     } else if (type == 0) {
         b->data = contents;

@@ -1,7 +1,7 @@
 // graft/formats/tf_graph/events.hpp — TensorBoard event files, written and read back.
 //
 //   graft::train::summary_writer w("logs/run1");        // logs/run1/events.out.tfevents.<secs>.<host>
-//   w.add_graph(g);                                     // the Graphs tab (needs graft::tf linked)
+//   w.add_graph(g);                                     // the Graphs tab (needs graft::compiled linked)
 //   for (int step = 0; step < n; ++step) w.add_scalar("loss", loss, step);   // the Scalars tab
 //   w.add_summary(merged.data<std::string>()[0], step);  // what a graph's MergeSummary op made
 //
@@ -223,7 +223,7 @@ public:
         e.graph_def = std::move(graph_def_bytes);
         add_event(e);
     }
-    /// `g` as a GraphDef for the Graphs tab (calls graft::tf::serialize_graph_def: link graft::tf).
+    /// `g` as a GraphDef for the Graphs tab (calls graft::tf::serialize_graph_def: link graft::compiled).
     /// Throws io_error, unimplemented_error for a tensor attr graft cannot encode.
     void add_graph(const graft::graph& g, std::int64_t step = 0) { add_graph_def(tf::serialize_graph_def(g), step); }
 

@@ -1,5 +1,5 @@
 // graft/formats/tf_graph/graph_io.hpp — read and write TensorFlow graph files: binary .pb and text .pbtxt
-// GraphDefs, .meta MetaGraphDefs (binary or text), SavedModel directories. Link graft::tf.
+// GraphDefs, .meta MetaGraphDefs (binary or text), SavedModel directories. Link graft::compiled.
 //
 //   graft::graph g = graft::tf::load_graph("frozen.pb");                 // any graph file
 //   graft::meta_graph mg = graft::tf::load_meta_graph("model.ckpt.meta"); // + collections, saver, ...

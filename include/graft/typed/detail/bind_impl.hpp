@@ -1,6 +1,6 @@
 // graft/typed/detail/bind_impl.hpp — the non-template part of typed/bind.hpp: loading, wiring,
 // checking and restoring the leaves, and the runtime state of a bound graph (MetaGraph, session,
-// training ops, saver). Compiled once into graft::tf by src/tf/typed_runtime.cpp (which defines
+// training ops, saver). Compiled once into graft::compiled by src/compiled/typed_runtime.cpp (which defines
 // GRAFT_COMPILING_TYPED and includes typed/bind.hpp). Not to be included directly.
 #pragma once
 
