@@ -425,7 +425,6 @@ inline void enter_outer_reads(graph& g, frame_map& fm, const std::unordered_set<
         if (fn && pi) pi_of.emplace(fn->s(), pi->i());
     }
     std::map<std::pair<endpoint, int>, endpoint> entered;
-    graph_builder b(g);
     // the value e (of frame `from`) inside frame `to`, nested in `from`
     std::function<endpoint(const endpoint&, int, int)> enter_into = [&](const endpoint& e, int from, int to) -> endpoint {
         if (to == from) return e;
@@ -434,7 +433,8 @@ inline void enter_outer_reads(graph& g, frame_map& fm, const std::unordered_set<
         endpoint outer = enter_into(e, from, parent);
         const std::string& name = fm.at(to).name;
         auto pi = pi_of.find(name);
-        graph_builder at(g, outer.node.substr(0, outer.node.rfind('/') == std::string::npos ? 0 : outer.node.rfind('/')));
+        const std::size_t slash = outer.node.rfind('/');  // beside the value it enters
+        graph_builder at(g, slash == std::string::npos ? std::string() : outer.node.substr(0, slash));
         endpoint r = at.op("Enter", {outer},
                            {{"frame_name", name}, {"is_constant", true},
                             {"parallel_iterations", pi == pi_of.end() ? std::int64_t{10} : pi->second}},
