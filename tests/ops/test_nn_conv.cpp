@@ -114,9 +114,9 @@ TEST_CASE("nn Conv2D: matches a float64 direct convolution over geometries, layo
     ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
 }
 
-TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512): the GEMM path's bits, filter gradient close") {
-    if (!ops::gemm::detail::cpu_has_avx512f()) {
-        MESSAGE("skipped: this CPU has no AVX-512F (the direct path is AVX-512 only)");
+TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512 and AVX2): the GEMM path's bits, filter gradient close") {
+    if (!ops::gemm::detail::cpu_has_avx2_fma()) {
+        MESSAGE("skipped: this CPU has neither AVX2 nor AVX-512F (the direct path needs one)");
         return;
     }
     struct geo {
@@ -132,7 +132,12 @@ TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512): the GEMM path
         {{3, 130, 130, 8}, 3, 3, 8, 1, 1, 1, "VALID"},    // spread planes over 4 MiB: one image at a time
         {{10, 60, 60, 2}, 3, 3, 8, 1, 1, 1, "SAME"},      // 2 threads take 5 whole images each, 2 per group
         {{1, 7, 5, 2}, 2, 2, 1, 1, 1, 1, "SAME"},
+        {{2, 12, 31, 3}, 3, 3, 5, 1, 1, 1, "SAME"},       // 5 channels: AVX2 80-float chunks (period 40)
+        {{1, 6, 70, 1}, 1, 3, 4, 1, 1, 1, "VALID"},       // 4 channels: 96-float AVX2 chunks and a tail
     };
+    std::vector<ops::gemm::kernel_isa> isas{ops::gemm::kernel_isa::avx2};
+    if (ops::gemm::detail::cpu_has_avx512f()) isas.push_back(ops::gemm::kernel_isa::avx512);
+    for (ops::gemm::kernel_isa isa : isas)
     for (const auto& g : geos)
         for (int threads : {1, 2}) {
             set_num_threads(threads);
@@ -143,18 +148,20 @@ TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512): the GEMM path
             p.dilations = {1, g.dh, g.dw, 1};
             p.padding = g.padding;
             if (std::string(g.padding) == "EXPLICIT") p.explicit_paddings = {0, 0, 2, 0, 1, 3, 0, 0};
-            ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
+            ops::gemm::limit_kernel(isa);
+            ops::nn_detail::conv_direct_enabled() = false;  // the GEMM path of the same ISA
             const tensor gemm_path = ops::conv2d(x, f, p);
             const tensor dy = random_tensor(dtype::float32, gemm_path.shape(), 17);
             const tensor gemm_df = ops::conv2d_backprop_filter(x, f.shape(), dy, p);
-            ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+            ops::nn_detail::conv_direct_enabled() = true;
             const tensor direct = ops::conv2d(x, f, p);
             INFO("in " << g.in.str() << " k " << g.kh << "x" << g.kw << "x" << g.oc << " " << g.padding << " threads "
-                       << threads);
+                       << threads << " kernel " << static_cast<int>(isa));
             CHECK(equal(direct, gemm_path));
             // the filter gradient sums in another order (rows per thread, then lanes): close, not equal
             check_close(ops::conv2d_backprop_filter(x, f.shape(), dy, p), gemm_df, 1e-4, 1e-4, "filter gradient");
         }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
     set_num_threads(2);
 }
 

@@ -214,9 +214,12 @@ TEST_CASE("nn MaxPoolGrad: TF's pooling_ops_test.py direct figures (ties and NaN
         }
 }
 
-TEST_CASE("nn MaxPool / MaxPoolGrad: the vector paths (AVX-512, NHWC float32) equal the scalar loops, ties, -0 and NaN included") {
-    if (ops::gemm::active_kernel() != ops::gemm::kernel_isa::avx512) {
-        MESSAGE("skipped: this CPU has no AVX-512F, so MaxPool and MaxPoolGrad have only their scalar loops");
+TEST_CASE("nn MaxPool / MaxPoolGrad: the vector paths (AVX-512, AVX2; NHWC float32) equal the scalar loops, ties, -0 and NaN included") {
+    std::vector<ops::gemm::kernel_isa> isas;
+    for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels())
+        if (isa != ops::gemm::kernel_isa::portable) isas.push_back(isa);
+    if (isas.empty()) {
+        MESSAGE("skipped: this CPU has neither AVX2 nor AVX-512F, so MaxPool and MaxPoolGrad have only their scalar loops");
         return;
     }
     struct geo {
@@ -232,7 +235,9 @@ TEST_CASE("nn MaxPool / MaxPoolGrad: the vector paths (AVX-512, NHWC float32) eq
         {{3, 28, 28, 6}, 2, 2, "VALID"}, {{2, 9, 9, 20}, 3, 2, "SAME"}, {{2, 9, 11, 33}, 2, 2, "VALID"},
         {{1, 8, 8, 20}, 2, 2, "SAME"},   {{2, 7, 6, 6}, 3, 1, "VALID"}, {{2, 9, 10, 6}, 3, 2, "SAME"},
         {{1, 5, 7, 16}, 2, 1, "SAME"},   {{1, 6, 5, 1}, 3, 2, "VALID"}, {{1, 3, 2, 3}, 3, 3, "SAME"},
+        {{2, 8, 8, 8}, 2, 2, "VALID"},   {{2, 7, 9, 13}, 3, 2, "SAME"}, {{1, 9, 9, 5}, 2, 2, "SAME"},
     };
+    for (ops::gemm::kernel_isa isa : isas)
     for (const auto& g : geos) {
         // values from {-0, 0, 1, 2, 3}: many ties; a few NaNs, some first in their window
         std::vector<float> v(static_cast<std::size_t>(g.in.num_elements()));
@@ -242,14 +247,15 @@ TEST_CASE("nn MaxPool / MaxPoolGrad: the vector paths (AVX-512, NHWC float32) eq
         }
         const tensor x = tensor::from_vector<float>(g.in, v);
         const auto p = params(g.k, g.k, g.s, g.s, g.padding, true);
+        ops::gemm::limit_kernel(isa);
         const tensor y = ops::max_pool(x, p);
         const tensor dy = random_tensor(dtype::float32, y.shape(), 91);
         const tensor vec = ops::max_pool_grad(x, y, dy, p);
-        ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
+        ops::gemm::limit_kernel(ops::gemm::kernel_isa::portable);
         const tensor scalar = ops::max_pool_grad(x, y, dy, p);
         const tensor y_scalar = ops::max_pool(x, p);
         ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
-        INFO("in " << g.in.str() << " k " << g.k << " s " << g.s << " " << g.padding);
+        INFO("in " << g.in.str() << " k " << g.k << " s " << g.s << " " << g.padding << " kernel " << static_cast<int>(isa));
         CHECK(std::memcmp(y.data<float>(), y_scalar.data<float>(), static_cast<std::size_t>(y.num_elements()) * 4) == 0);
         CHECK(std::memcmp(vec.data<float>(), scalar.data<float>(), static_cast<std::size_t>(vec.num_elements()) * 4) == 0);
         // the windows' gradient lands somewhere: dx sums to dy's sum (up to rounding)

@@ -21,20 +21,29 @@ namespace graft::ops {
 
 namespace op_detail {
 
-/// A float32 kernel o[0, n) = f(a[0, n), b[0, n)) for an op's fast path (AVX-512), or none.
+/// A float32 kernel o[0, n) = f(a[0, n), b[0, n)) for an op's fast path (AVX-512 or AVX2), or none.
 using f32_pair_kernel = void (*)(const float*, const float*, float*, std::int64_t);
 
 }  // namespace op_detail
 }  // namespace graft::ops
 
-// The AVX-512 ReluGrad loop: ops/arch/x86/activation_grad.hpp.
+// The AVX-512 and AVX2 ReluGrad loops: ops/arch/x86/activation_grad.hpp.
 #include "graft/ops/arch/x86/activation_grad.hpp"
 
 namespace graft::ops {
 namespace op_detail {
 
+#ifdef GRAFT_X86_DISPATCH
+/// ReluGrad on the vector ISA in force (gemm::active_kernel(): AVX-512 or AVX2; same_shape_op runs
+/// the portable loop for neither).
+inline void relu_grad_x86(const float* a, const float* b, float* o, std::int64_t n) {
+    if (gemm::active_kernel() == gemm::kernel_isa::avx512) relu_grad_avx512(a, b, o, n);
+    else relu_grad_avx2(a, b, o, n);
+}
+#endif
+
 /// out = build(a, b) for two inputs of one shape and dtype (Ts); a and b name the TF inputs.
-/// `fast`, when given, computes float32 instead under AVX-512 (same values).
+/// `fast`, when given, computes float32 instead under AVX-512 or AVX2 (same values).
 template <class... Ts, class Build>
 tensor same_shape_op(types<Ts...>, std::string_view op, const tensor& a, std::string_view an,
                      const tensor& b, std::string_view bn, const tensor* out, double cycles,
@@ -58,7 +67,7 @@ tensor same_shape_op(types<Ts...>, std::string_view op, const tensor& a, std::st
             T* po = r.data<T>();
 #ifdef GRAFT_X86_DISPATCH
             if constexpr (std::is_same_v<T, float>) {
-                if (fast && gemm::active_kernel() == gemm::kernel_isa::avx512) {
+                if (fast && gemm::active_kernel() != gemm::kernel_isa::portable) {
                     parallel_for(a.num_elements(), 3.0 * sizeof(T), cycles,
                                  [&](std::int64_t i, std::int64_t j) { fast(pa + i, pb + i, po + i, j - i); });
                     return r;

@@ -10,9 +10,9 @@
 //
 // Kernels: implicit im2col + GEMM (ops/gemm.hpp) — the forward pass and the filter gradient pack GEMM
 // panels straight from the input (a zero-bordered copy when padded); the input gradient runs GEMM into
-// a bounded column buffer and scatters it back (col2im). Under AVX-512, NHWC float32 layers with <= 8
-// output channels and unit column stride run direct kernels for the forward pass and the filter
-// gradient instead (conv_narrow_avx512, conv_narrow_filter_grad_avx512). float32 and float64; NHWC
+// a bounded column buffer and scatters it back (col2im). Under AVX-512 and AVX2, NHWC float32 layers
+// with <= 8 output channels and unit column stride run direct kernels for the forward pass and the
+// filter gradient instead (conv_narrow_forward, conv_narrow_filter_grad). float32 and float64; NHWC
 // and NCHW; SAME, VALID and EXPLICIT padding; any strides and dilations.
 #pragma once
 
@@ -36,7 +36,7 @@
 #include "graft/ops/gemm.hpp"
 #include "graft/ops/detail/nn_util.hpp"
 
-// The AVX-512 narrow convolution (few input channels: taps spread over 16-lane vectors) and its filter gradient:
+// The narrow convolution (few output channels: taps spread over 16- or 8-lane vectors) and its filter gradient:
 // ops/arch/x86/conv.hpp.
 #include "graft/ops/arch/x86/conv.hpp"
 
@@ -57,7 +57,7 @@ void conv_forward(const conv_geom& g, const T* x, const T* f, T* y) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<T, float>) {
         if (conv_narrow_fits(g)) {
-            conv_narrow_avx512(g, x, f, y);
+            conv_narrow_forward(g, x, f, y);
             return;
         }
     }
@@ -92,7 +92,7 @@ void conv_filter_grad(const conv_geom& g, const T* x, const T* dy, T* df) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<T, float>) {
         if (conv_narrow_fits(g)) {
-            conv_narrow_filter_grad_avx512(g, x, dy, df);
+            conv_narrow_filter_grad(g, x, dy, df);
             return;
         }
     }

@@ -123,7 +123,7 @@ void max_pool_nhwc(const pool_geom& g, const T* x, T* y) {
 }  // namespace nn_detail
 }  // namespace graft::ops
 
-// The AVX-512 max pooling row and MaxPoolGrad: ops/arch/x86/pool.hpp.
+// The AVX-512 and AVX2 max pooling rows and MaxPoolGrads: ops/arch/x86/pool.hpp.
 #include "graft/ops/arch/x86/pool.hpp"
 
 namespace graft::ops {
@@ -136,6 +136,11 @@ void pool_forward(const pool_geom& g, const T* x, T* y) {
         if constexpr (std::is_same_v<T, float>) {
             if (g.nhwc && gemm::active_kernel() == gemm::kernel_isa::avx512) {
                 pool_rows(g, [&](std::int64_t b, std::int64_t oy) { max_pool_row_avx512(g, x, y, b, oy); });
+                return;
+            }
+            if (g.nhwc && gemm::active_kernel() == gemm::kernel_isa::avx2) {
+                const float* x_end = x + g.in.n * g.sn;
+                pool_rows(g, [&](std::int64_t b, std::int64_t oy) { max_pool_row_avx2(g, x, x_end, y, b, oy); });
                 return;
             }
         }
@@ -188,13 +193,15 @@ template <class T>
 void max_pool_backward(const pool_geom& g, const T* x, const T* dy, T* dx) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<T, float>) {
-        if (g.nhwc && gemm::active_kernel() == gemm::kernel_isa::avx512) {
+        if (g.nhwc && gemm::active_kernel() != gemm::kernel_isa::portable) {
+            const bool avx512 = gemm::active_kernel() == gemm::kernel_isa::avx512;
             const bool tiled = g.kh == g.sh && g.kw == g.sw && g.pt == 0 && g.pl == 0 && g.out.h * g.sh == g.in.h &&
                                g.out.w * g.sw == g.in.w;
             parallel_for(g.in.n, 1, [&](std::int64_t b0, std::int64_t b1) {
                 std::vector<std::int64_t> off(static_cast<std::size_t>(g.kh * g.kw));
                 for (std::int64_t b = b0; b < b1; ++b)
-                    max_pool_backward_nhwc_avx512(g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled, off.data());
+                    (avx512 ? max_pool_backward_nhwc_avx512 : max_pool_backward_nhwc_avx2)(
+                        g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled, off.data());
             });
             return;
         }

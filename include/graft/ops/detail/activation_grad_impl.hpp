@@ -15,7 +15,7 @@ GRAFT_INLINE tensor relu_grad(const tensor& gradients, const tensor& features, c
                                         return (f > f.constant(T(0))).select(g, g.constant(T(0)));
                                     },
 #ifdef GRAFT_X86_DISPATCH
-                                    &op_detail::relu_grad_avx512
+                                    &op_detail::relu_grad_x86
 #else
                                     nullptr
 #endif

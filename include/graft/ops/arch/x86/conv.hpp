@@ -1,14 +1,17 @@
-// graft/ops/arch/x86/conv.hpp — the AVX-512 narrow convolution (few input channels: taps spread over 16-lane vectors)
-// and its filter gradient: the x86 half of graft/ops/conv.hpp, chosen at run time there ([[gnu::target]],
+// graft/ops/arch/x86/conv.hpp — the narrow convolution (few output channels: taps spread over 16-lane AVX-512 or 8-lane
+// AVX2 vectors) and its filter gradient: the x86 half of graft/ops/conv.hpp, chosen at run time there ([[gnu::target]],
 // ops/arch/x86/cpu.hpp); empty where GRAFT_X86_DISPATCH is not set.
 // Internal: include graft/ops/conv.hpp.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <utility>
+#include <vector>
 
 #include "graft/ops/arch/x86/cpu.hpp"
 
@@ -54,11 +57,73 @@ inline const std::array<conv_taps_fn, 16>& conv_taps_kernels(std::int64_t P) {
     return P == 1 ? p1 : P == 3 ? p3 : P == 5 ? p5 : p7;
 }
 
+// The lanes [0, n) of an 8-lane vector, n <= 8 (AVX2 has no mask registers: maskload/maskstore take
+// a vector whose sign bits pick the lanes).
+[[gnu::target("avx2")]] inline __m256i lanes_avx2(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/// The AVX2 sibling of conv_taps_avx512: len <= 8V floats in V ymm accumulators (the last through
+/// maskload / maskstore), wpat's P distinct vectors per tap 8 floats apart (P = lcm(OC, 8) / 8),
+/// taps in order with one fused multiply-add each (so the AVX2 GEMM path's bits). V + P <= 15
+/// (narrow_conv::max_vectors): every accumulator and weight stays in a register.
+template <int V, int P>
+[[gnu::target("avx2,fma")]] inline void conv_taps_avx2(const float* base, const std::int64_t* tap_off,
+                                                       const float* wpat, std::int64_t taps, int len, float* out) {
+    __m256 acc[V];
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) acc[v] = _mm256_setzero_ps();
+    const __m256i last = lanes_avx2(len - 8 * (V - 1));
+    for (std::int64_t t = 0; t < taps; ++t) {
+        const float* src = base + tap_off[t];
+        __m256 w[P];
+#pragma GCC unroll 8
+        for (int q = 0; q < P; ++q) w[q] = _mm256_load_ps(wpat + (t * P + q) * 8);
+#pragma GCC unroll 16
+        for (int v = 0; v < V - 1; ++v) acc[v] = _mm256_fmadd_ps(_mm256_loadu_ps(src + 8 * v), w[v % P], acc[v]);
+        acc[V - 1] = _mm256_fmadd_ps(_mm256_maskload_ps(src + 8 * (V - 1), last), w[(V - 1) % P], acc[V - 1]);
+    }
+#pragma GCC unroll 16
+    for (int v = 0; v < V - 1; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
+    _mm256_maskstore_ps(out + 8 * (V - 1), last, acc[V - 1]);
+}
+template <int P, int... I>
+constexpr std::array<conv_taps_fn, sizeof...(I)> conv_taps_table_avx2(std::integer_sequence<int, I...>) {
+    return {conv_taps_avx2<I + 1, P>...};
+}
+/// conv_taps_avx2<V, P> at index V - 1, V up to narrow_conv::max_vectors(avx2, P) (12, 12, 10, 8).
+inline const conv_taps_fn* conv_taps_kernels_avx2(std::int64_t P) {
+    static const std::array<conv_taps_fn, 12> p1 = conv_taps_table_avx2<1>(std::make_integer_sequence<int, 12>{}),
+                                              p3 = conv_taps_table_avx2<3>(std::make_integer_sequence<int, 12>{});
+    static const std::array<conv_taps_fn, 10> p5 = conv_taps_table_avx2<5>(std::make_integer_sequence<int, 10>{});
+    static const std::array<conv_taps_fn, 8> p7 = conv_taps_table_avx2<7>(std::make_integer_sequence<int, 8>{});
+    return P == 1 ? p1.data() : P == 3 ? p3.data() : P == 5 ? p5.data() : p7.data();
+}
+
 // dst[x*oc + c] = src[x*step] for x < n, c < oc <= 16: one masked store of a broadcast per value.
 [[gnu::target("avx512f")]] inline void spread_avx512(const float* src, std::int64_t step, std::int64_t n,
                                                      std::int64_t oc, float* dst) {
     const auto lanes = static_cast<__mmask16>((1u << oc) - 1);
     for (std::int64_t x = 0; x < n; ++x) _mm512_mask_storeu_ps(dst + x * oc, lanes, _mm512_set1_ps(src[x * step]));
+}
+
+// The AVX2 sibling of spread_avx512 (oc <= 8): one whole 8-lane store of a broadcast per value, each
+// overwriting the lanes past oc of the one before, the last values (whose store would pass dst's
+// n*oc floats) one float at a time. (vmaskmovps stores are microcoded on AMD's Zen: a masked
+// store per value made the spread most of LeNet's first layer there.)
+[[gnu::target("avx2")]] inline void spread_avx2(const float* src, std::int64_t step, std::int64_t n, std::int64_t oc,
+                                                float* dst) {
+    const std::int64_t whole = std::max<std::int64_t>(0, n - (8 - oc + oc - 1) / oc);  // x*oc + 8 <= n*oc
+    std::int64_t x = 0;
+    for (; x < whole; ++x) _mm256_storeu_ps(dst + x * oc, _mm256_set1_ps(src[x * step]));
+    for (; x < n; ++x) std::fill(dst + x * oc, dst + (x + 1) * oc, src[x * step]);
+}
+
+// The same patterns for any vector width (AVX2: period = lcm(OC, 8)), one float at a time (taps * period
+// floats once per call).
+inline void filter_patterns(const float* f, std::int64_t taps, std::int64_t OC, std::int64_t period, float* wpat) {
+    for (std::int64_t t = 0; t < taps; ++t)
+        for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1) wpat[t * period + j] = f[t * OC + c];
 }
 
 // wpat[t*period + j] = f[t*OC + j % OC] for t < taps, j < period = lcm(OC, 16), OC <= 16: each
@@ -75,13 +140,19 @@ inline const std::array<conv_taps_fn, 16>& conv_taps_kernels(std::int64_t P) {
     }
 }
 
-/// Whether conv_narrow_avx512 takes this forward convolution: NHWC float32 under AVX-512 with at
-/// most 8 output channels (a GEMM register tile is 16 or 32 channels wide: it wastes half or more;
-/// at 16 channels GEMM was 2.3x faster on LeNet's second layer), unit column stride, and a depth
-/// within one GEMM panel (so both paths sum the same products in the same order).
+/// Whether the direct kernels may run (tests and benchmarks switch them off to compare with GEMM).
+inline std::atomic<bool>& conv_direct_enabled() {
+    static std::atomic<bool> on{true};
+    return on;
+}
+
+/// Whether conv_narrow_forward takes this forward convolution: NHWC float32 under AVX-512 or AVX2
+/// with at most 8 output channels (a GEMM register tile is 16 (AVX2) or 32 (AVX-512) channels wide:
+/// it wastes half or more; at 16 channels GEMM was 2.3x faster on LeNet's second layer), unit column
+/// stride, and a depth within one GEMM panel (so both paths sum the same products in the same order).
 inline bool conv_narrow_fits(const conv_geom& g) {
     return g.nhwc && g.oc <= 8 && g.sw == 1 && g.K() <= gemm::kc_block && g.ic <= 8 &&
-           gemm::active_kernel() == gemm::kernel_isa::avx512;
+           gemm::active_kernel() != gemm::kernel_isa::portable && conv_direct_enabled().load(std::memory_order_relaxed);
 }
 
 /// Floats of the spread planes of one group of images (half an L2): spread, then used while hot.
@@ -109,14 +180,26 @@ struct narrow_conv {
     /// Whether each of `tasks` threads takes whole images (enough of them for a balanced split).
     static bool by_images(const conv_geom& g, int tasks) { return tasks > 1 && g.n >= 2 * tasks; }
 
-    narrow_conv(const conv_geom& geom, const float* input, int slots = 1) : g0(geom), x(input), g(geom) {
+    bool wide;           // AVX-512 (16 lanes), else AVX2 (8)
+
+    /// Vectors per chunk of an output row for a filter-pattern period of P vectors: AVX-512 up to 16
+    /// (32 zmm registers); AVX2 up to 12 with V + P <= 15 (16 ymm registers: accumulators, the P
+    /// weight vectors and the tail's lane mask).
+    static int max_vectors(bool wide, std::int64_t P) {
+        return wide ? 16 : static_cast<int>(std::min<std::int64_t>(12, 15 - P));
+    }
+
+    narrow_conv(const conv_geom& geom, const float* input, int slots = 1)
+        : g0(geom), x(input), g(geom), wide(gemm::active_kernel() == gemm::kernel_isa::avx512) {
         std::tie(g.ih, g.iw) = padded_extent(g0);
         g.pt = 0, g.pl = 0;
         OC = g.oc, taps = g.K(), row = g.iw * OC, plane = g.ih * row;
         image = std::max<std::int64_t>(1, g.ic * plane);
-        // a tap's weights along a row repeat every OC floats, its vectors every lcm(OC, 16) floats
-        period = std::lcm(OC, std::int64_t{16});
-        L = 256 / period * period;  // floats per chunk of an output row (<= 16 vectors)
+        // a tap's weights along a row repeat every OC floats, its vectors every lcm(OC, lanes) floats
+        const std::int64_t lanes = wide ? 16 : 8;
+        period = std::lcm(OC, lanes);
+        // floats per chunk of an output row: whole periods, at most max_vectors vectors
+        L = lanes * max_vectors(wide, period / lanes) / period * period;
         out_row = g.ow * OC;
         tap_off.resize(static_cast<std::size_t>(taps));
         for (std::int64_t ky = 0, t = 0; ky < g.kh; ++ky)
@@ -145,7 +228,8 @@ struct narrow_conv {
                 for (std::int64_t ic = 0; ic < g.ic; ++ic) {
                     float* d = dst + ic * plane;
                     std::fill(d, d + left, 0.f);
-                    spread_avx512(src + ic, g0.ic, g0.iw, OC, d + left);
+                    if (wide) spread_avx512(src + ic, g0.ic, g0.iw, OC, d + left);
+                    else spread_avx2(src + ic, g0.ic, g0.iw, OC, d + left);
                     std::fill(d + left + filled, d + row, 0.f);
                 }
             }
@@ -172,16 +256,21 @@ struct narrow_conv {
     }
 };
 
-inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float* f, float* y) {
+/// The forward convolution conv_narrow_fits() takes, on AVX-512 (conv_taps_avx512) or AVX2
+/// (conv_taps_avx2): the same chunks, spread planes and thread split.
+inline void conv_narrow_forward(const conv_geom& g0, const float* x, const float* f, float* y) {
     const int threads = num_threads();
     const bool by_images = narrow_conv::by_images(g0, threads);
     narrow_conv nc(g0, x, by_images ? threads : 1);
     const conv_geom& g = nc.g;
     const std::int64_t OC = nc.OC, taps = nc.taps, period = nc.period, L = nc.L, out_row = nc.out_row;
+    const int lanes = nc.wide ? 16 : 8;
     thread_local gemm::detail::scratch<float> wpat_store;  // 64-byte aligned
     float* const wpat = wpat_store.get(static_cast<std::size_t>(taps * period));
-    filter_patterns_avx512(f, taps, OC, period, wpat);
-    const auto& by_vectors = conv_taps_kernels(period / 16);
+    if (nc.wide) filter_patterns_avx512(f, taps, OC, period, wpat);
+    else filter_patterns(f, taps, OC, period, wpat);
+    const conv_taps_fn* const by_vectors =
+        nc.wide ? conv_taps_kernels(period / 16).data() : conv_taps_kernels_avx2(period / 8);
     // output rows [r0, r1) of the group of images from b0 spread in buffer `slot`
     auto group_rows = [&](int slot, std::int64_t b0, std::int64_t r0, std::int64_t r1) {
         for (std::int64_t r = r0; r < r1; ++r) {
@@ -190,8 +279,7 @@ inline void conv_narrow_avx512(const conv_geom& g0, const float* x, const float*
             float* out = y + (b0 + b) * g.out_sn + oy * g.out_sh;
             for (std::int64_t j0 = 0; j0 < out_row; j0 += L) {
                 const int len = static_cast<int>(std::min(L, out_row - j0));
-                by_vectors[static_cast<std::size_t>((len + 15) / 16 - 1)](base + j0, nc.tap_off.data(), wpat, taps, len,
-                                                                           out + j0);
+                by_vectors[(len + lanes - 1) / lanes - 1](base + j0, nc.tap_off.data(), wpat, taps, len, out + j0);
             }
         }
     };
@@ -266,11 +354,67 @@ template <int V>
     }
 }
 
+/// The AVX2 sibling of conv_taps_grad_avx512 (len <= 8V, V <= 12; the tail through maskload): two
+/// taps at a time where 2V accumulators and a dy vector fit in the 16 ymm registers (V <= 7), else one.
+template <int V>
+[[gnu::target("avx2,fma")]] inline void conv_taps_grad_avx2(const float* const* bases, const float* const* dys,
+                                                            int rows, const std::int64_t* tap_off, std::int64_t taps,
+                                                            int len, float* partial, std::int64_t L) {
+    const __m256i last = lanes_avx2(len - 8 * (V - 1));
+    std::int64_t t = 0;
+    if constexpr (V <= 7) {
+        for (; t + 2 <= taps; t += 2) {
+            __m256 a0[V], a1[V];
+#pragma GCC unroll 16
+            for (int v = 0; v < V; ++v) a0[v] = _mm256_setzero_ps(), a1[v] = _mm256_setzero_ps();
+            for (int r = 0; r < rows; ++r) {
+                const float* s0 = bases[r] + tap_off[t];
+                const float* s1 = bases[r] + tap_off[t + 1];
+                const float* d = dys[r];
+#pragma GCC unroll 16
+                for (int v = 0; v < V - 1; ++v) {
+                    const __m256 dv = _mm256_loadu_ps(d + 8 * v);
+                    a0[v] = _mm256_fmadd_ps(_mm256_loadu_ps(s0 + 8 * v), dv, a0[v]);
+                    a1[v] = _mm256_fmadd_ps(_mm256_loadu_ps(s1 + 8 * v), dv, a1[v]);
+                }
+                const __m256 dv = _mm256_maskload_ps(d + 8 * (V - 1), last);
+                a0[V - 1] = _mm256_fmadd_ps(_mm256_maskload_ps(s0 + 8 * (V - 1), last), dv, a0[V - 1]);
+                a1[V - 1] = _mm256_fmadd_ps(_mm256_maskload_ps(s1 + 8 * (V - 1), last), dv, a1[V - 1]);
+            }
+            float* p0 = partial + t * L;
+            float* p1 = p0 + L;
+#pragma GCC unroll 16
+            for (int v = 0; v < V; ++v) {
+                _mm256_storeu_ps(p0 + 8 * v, _mm256_add_ps(_mm256_loadu_ps(p0 + 8 * v), a0[v]));
+                _mm256_storeu_ps(p1 + 8 * v, _mm256_add_ps(_mm256_loadu_ps(p1 + 8 * v), a1[v]));
+            }
+        }
+    }
+    for (; t < taps; ++t) {
+        __m256 acc[V];
+#pragma GCC unroll 16
+        for (int v = 0; v < V; ++v) acc[v] = _mm256_setzero_ps();
+        for (int r = 0; r < rows; ++r) {
+            const float* src = bases[r] + tap_off[t];
+            const float* d = dys[r];
+#pragma GCC unroll 16
+            for (int v = 0; v < V - 1; ++v)
+                acc[v] = _mm256_fmadd_ps(_mm256_loadu_ps(src + 8 * v), _mm256_loadu_ps(d + 8 * v), acc[v]);
+            acc[V - 1] = _mm256_fmadd_ps(_mm256_maskload_ps(src + 8 * (V - 1), last),
+                                         _mm256_maskload_ps(d + 8 * (V - 1), last), acc[V - 1]);
+        }
+        float* pt = partial + t * L;
+#pragma GCC unroll 16
+        for (int v = 0; v < V; ++v) _mm256_storeu_ps(pt + 8 * v, _mm256_add_ps(_mm256_loadu_ps(pt + 8 * v), acc[v]));
+    }
+}
+
 /// The filter gradient of a convolution conv_narrow_fits() takes: df[t][c] is the sum over output
 /// rows of the spread input's run for tap t times the row of dy, over the lanes of channel c. Each
 /// thread sums its rows (eight at a time per tap) into its own partial rows; the partials are added
 /// in thread order (the result depends on the thread count, as the GEMM path's does).
-inline void conv_narrow_filter_grad_avx512(const conv_geom& g0, const float* x, const float* dy, float* df) {
+/// On AVX-512 (conv_taps_grad_avx512) or AVX2 (conv_taps_grad_avx2).
+inline void conv_narrow_filter_grad(const conv_geom& g0, const float* x, const float* dy, float* df) {
     const double flops = 2.0 * static_cast<double>(g0.n * g0.oh * g0.ow * g0.oc * g0.K());
     const int tasks = static_cast<int>(std::clamp<double>(flops / gemm::detail::kFlopsPerThread, 1.0, num_threads()));
     const bool by_images = narrow_conv::by_images(g0, tasks);
@@ -284,6 +428,12 @@ inline void conv_narrow_filter_grad_avx512(const conv_geom& g0, const float* x, 
         conv_taps_grad_avx512<5>,  conv_taps_grad_avx512<6>,  conv_taps_grad_avx512<7>,  conv_taps_grad_avx512<8>,
         conv_taps_grad_avx512<9>,  conv_taps_grad_avx512<10>, conv_taps_grad_avx512<11>, conv_taps_grad_avx512<12>,
         conv_taps_grad_avx512<13>, conv_taps_grad_avx512<14>, conv_taps_grad_avx512<15>, conv_taps_grad_avx512<16>};
+    static constexpr grad_fn by_vectors_avx2[12] = {
+        conv_taps_grad_avx2<1>, conv_taps_grad_avx2<2>, conv_taps_grad_avx2<3>,  conv_taps_grad_avx2<4>,
+        conv_taps_grad_avx2<5>, conv_taps_grad_avx2<6>, conv_taps_grad_avx2<7>,  conv_taps_grad_avx2<8>,
+        conv_taps_grad_avx2<9>, conv_taps_grad_avx2<10>, conv_taps_grad_avx2<11>, conv_taps_grad_avx2<12>};
+    const grad_fn* const kernels = nc.wide ? by_vectors : by_vectors_avx2;
+    const int lanes = nc.wide ? 16 : 8;
     std::vector<float> partial(static_cast<std::size_t>(tasks * taps * L), 0.f);
     constexpr int kRows = 8;
     // task's sums over output rows [r_begin, r_end) of the group of images from b0 in buffer `slot`
@@ -300,7 +450,7 @@ inline void conv_narrow_filter_grad_avx512(const conv_geom& g0, const float* x, 
                     dys[k] = dy + (b0 + b) * g.out_sn + oy * g.out_sh + j0;
                 }
                 const int len = static_cast<int>(std::min(L, out_row - j0));
-                by_vectors[(len + 15) / 16 - 1](bases, dys, n, nc.tap_off.data(), taps, len, part, L);
+                kernels[(len + lanes - 1) / lanes - 1](bases, dys, n, nc.tap_off.data(), taps, len, part, L);
             }
         }
     };

@@ -1,4 +1,4 @@
-// graft/ops/arch/x86/pool.hpp — the AVX-512 max pooling row and MaxPoolGrad: the x86 half of graft/ops/pool.hpp,
+// graft/ops/arch/x86/pool.hpp — the AVX-512 and AVX2 max pooling rows and MaxPoolGrads: the x86 half of graft/ops/pool.hpp,
 // chosen at run time there ([[gnu::target]], ops/arch/x86/cpu.hpp); empty where GRAFT_X86_DISPATCH is not set.
 // Internal: graft/ops/pool.hpp includes it after pool_geom, which it uses.
 #pragma once
@@ -123,6 +123,112 @@ template <int KW>
                     } else if (mk) {
                         _mm512_mask_storeu_ps(p, mk, _mm512_add_ps(_mm512_maskz_loadu_ps(mk, p), dv));
                     }
+                }
+            }
+        }
+}
+
+// ---- AVX2: 8 lanes, no mask registers. vmaskmovps stores are microcoded on AMD's Zen, so where the
+// lanes past a pixel's channels may be read or written harmlessly the loops use whole vectors:
+// channel blocks of 8 with the last one at C - 8 (overlapping the one before: max is idempotent);
+// with C < 8, loads of 8 floats wherever the tensor has them, and stores of 8 in increasing column
+// order (each pixel's overwrites the spill of the one before), masked only where a store would
+// pass the end of the output row.
+
+// The lanes [0, n) of an 8-lane vector (sign bits), n <= 8.
+[[gnu::target("avx2")]] inline __m256i pool_lanes_avx2(std::int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/// MaxPool, NHWC float32 under AVX2, output row oy of image b; x_end: the end of the input tensor.
+/// Same comparisons in the same order as the scalar loop (window rows, then columns; px > acc ?
+/// px : acc, which is _mm256_max_ps(px, acc)): same bits, NaN included.
+[[gnu::target("avx2")]] inline void max_pool_row_avx2(const pool_geom& g, const float* x, const float* x_end, float* y,
+                                                     std::int64_t b, std::int64_t oy) {
+    const std::int64_t C = g.in.c, OW = g.out.w;
+    const float* img = x + b * g.sn;
+    float* out = y + b * g.on + oy * g.oy;
+    const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    std::int64_t y0, y1, x0, x1;
+    g.window(oy, 0, y0, y1, x0, x1);
+    if (C >= 8) {
+        for (std::int64_t ox = 0; ox < OW; ++ox) {
+            g.window(oy, ox, y0, y1, x0, x1);
+            for (std::int64_t c = 0; c < C; c += 8) {
+                const std::int64_t c0 = std::min(c, C - 8);
+                __m256 acc = lowest;
+                for (std::int64_t yy = y0; yy < y1; ++yy)
+                    for (std::int64_t xx = x0; xx < x1; ++xx)
+                        acc = _mm256_max_ps(_mm256_loadu_ps(img + yy * g.sy + xx * g.sx + c0), acc);
+                _mm256_storeu_ps(out + ox * C + c0, acc);
+            }
+        }
+        return;
+    }
+    const __m256i lanes = pool_lanes_avx2(C);
+    // whole-vector loads reach 8 - C floats past a pixel: safe unless this row's windows reach the tensor's end
+    const bool whole_loads = y1 <= y0 || img + (y1 - 1) * g.sy + g.in.w * g.sx + 8 - C <= x_end;
+    const std::int64_t whole_stores = std::max<std::int64_t>(0, OW - (8 - C + C - 1) / C);  // ox*C + 8 <= OW*C
+    // pixels whose window lies inside the input columns: no per-pixel clipping
+    const std::int64_t lo = std::min(OW, (g.pl + g.sw - 1) / g.sw);
+    const std::int64_t last = g.in.w + g.pl - g.kw;
+    const std::int64_t hi = std::max(lo, std::min(OW, last >= 0 ? last / g.sw + 1 : 0));
+    for (std::int64_t ox = 0; ox < OW; ++ox) {
+        std::int64_t xa = ox * g.sw - g.pl, xb = xa + g.kw;
+        if (ox < lo || ox >= hi) xa = std::max<std::int64_t>(xa, 0), xb = std::min(xb, g.in.w);
+        __m256 acc = lowest;
+        for (std::int64_t yy = y0; yy < y1; ++yy) {
+            const float* p = img + yy * g.sy;
+            if (whole_loads) {
+                for (std::int64_t xx = xa; xx < xb; ++xx) acc = _mm256_max_ps(_mm256_loadu_ps(p + xx * C), acc);
+            } else {
+                for (std::int64_t xx = xa; xx < xb; ++xx) acc = _mm256_max_ps(_mm256_maskload_ps(p + xx * C, lanes), acc);
+            }
+        }
+        if (ox < whole_stores) _mm256_storeu_ps(out + ox * C, acc);
+        else _mm256_maskstore_ps(out + ox * C, lanes, acc);
+    }
+}
+
+[[gnu::target("avx2")]] inline __m256 pool_load_avx2(const float* p, bool whole, __m256i lanes) {
+    return whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lanes);
+}
+
+/// MaxPoolGrad of one NHWC float32 image under AVX2: as max_pool_backward_nhwc_avx512, 8 channels
+/// at a time (the last block through maskload / maskstore when C is not a multiple of 8).
+[[gnu::target("avx2")]] inline void max_pool_backward_nhwc_avx2(const pool_geom& g, const float* img, const float* dyi,
+                                                               float* dimg, bool tiled, std::int64_t* off) {
+    const std::int64_t C = g.in.c;
+    if (!tiled) std::fill(dimg, dimg + g.sn, 0.f);
+    const __m256i all = _mm256_set1_epi32(-1), tail = pool_lanes_avx2(C % 8 == 0 ? 8 : C % 8);
+    for (std::int64_t oy = 0; oy < g.out.h; ++oy)
+        for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
+            std::int64_t y0, y1, x0, x1;
+            g.window(oy, ox, y0, y1, x0, x1);
+            int npos = 0;
+            for (std::int64_t yy = y0; yy < y1; ++yy)
+                for (std::int64_t xx = x0; xx < x1; ++xx) off[static_cast<std::size_t>(npos++)] = yy * g.sy + xx * g.sx;
+            if (npos == 0) continue;  // an empty window passes no gradient
+            const float* d = dyi + oy * g.oy + ox * g.ox;
+            for (std::int64_t c0 = 0; c0 < C; c0 += 8) {
+                const __m256i lanes = c0 + 8 <= C ? all : tail;
+                const bool whole = c0 + 8 <= C;
+                __m256 best = pool_load_avx2(img + off[0] + c0, whole, lanes);
+                __m256i win = _mm256_setzero_si256();
+                for (int k = 1; k < npos; ++k) {
+                    const __m256 v = pool_load_avx2(img + off[static_cast<std::size_t>(k)] + c0, whole, lanes);
+                    const __m256 gt = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
+                    best = _mm256_blendv_ps(best, v, gt);
+                    win = _mm256_blendv_epi8(win, _mm256_set1_epi32(k), _mm256_castps_si256(gt));
+                }
+                const __m256 dv = _mm256_add_ps(_mm256_setzero_ps(), pool_load_avx2(d + c0, whole, lanes));  // -0 -> +0, as 0 + dy
+                for (int k = 0; k < npos; ++k) {
+                    const __m256 mk = _mm256_castsi256_ps(_mm256_cmpeq_epi32(win, _mm256_set1_epi32(k)));
+                    float* p = dimg + off[static_cast<std::size_t>(k)] + c0;
+                    __m256 v = _mm256_and_ps(mk, dv);
+                    if (!tiled) v = _mm256_add_ps(pool_load_avx2(p, whole, lanes), v);
+                    if (whole) _mm256_storeu_ps(p, v);
+                    else _mm256_maskstore_ps(p, lanes, v);
                 }
             }
         }
