@@ -236,6 +236,7 @@ TEST_CASE("nn MaxPool / MaxPoolGrad: the vector paths (AVX-512, AVX2; NHWC float
         {{1, 8, 8, 20}, 2, 2, "SAME"},   {{2, 7, 6, 6}, 3, 1, "VALID"}, {{2, 9, 10, 6}, 3, 2, "SAME"},
         {{1, 5, 7, 16}, 2, 1, "SAME"},   {{1, 6, 5, 1}, 3, 2, "VALID"}, {{1, 3, 2, 3}, 3, 3, "SAME"},
         {{2, 8, 8, 8}, 2, 2, "VALID"},   {{2, 7, 9, 13}, 3, 2, "SAME"}, {{1, 9, 9, 5}, 2, 2, "SAME"},
+        {{2, 8, 6, 13}, 2, 2, "VALID"},  {{2, 6, 4, 1}, 2, 2, "VALID"}, {{1, 9, 6, 3}, 3, 3, "VALID"},  // tiled, C % 8 != 0
     };
     for (ops::gemm::kernel_isa isa : isas)
     for (const auto& g : geos) {

@@ -199,9 +199,13 @@ void max_pool_backward(const pool_geom& g, const T* x, const T* dy, T* dx) {
                                g.out.w * g.sw == g.in.w;
             parallel_for(g.in.n, 1, [&](std::int64_t b0, std::int64_t b1) {
                 std::vector<std::int64_t> off(static_cast<std::size_t>(g.kh * g.kw));
-                for (std::int64_t b = b0; b < b1; ++b)
-                    (avx512 ? max_pool_backward_nhwc_avx512 : max_pool_backward_nhwc_avx2)(
-                        g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled, off.data());
+                thread_local gemm::detail::scratch<float> vectors;  // 64-byte aligned: AVX2's per-row winners
+                float* const rows = avx512 ? nullptr : vectors.get(static_cast<std::size_t>(16 * g.out.w));
+                for (std::int64_t b = b0; b < b1; ++b) {
+                    if (avx512) max_pool_backward_nhwc_avx512(g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled, off.data());
+                    else max_pool_backward_nhwc_avx2(g, x + b * g.sn, dy + b * g.on, dx + b * g.sn, tiled, off.data(),
+                                                     reinterpret_cast<__m256*>(rows));
+                }
             });
             return;
         }

@@ -194,11 +194,61 @@ template <int KW>
     return whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lanes);
 }
 
+/// MaxPoolGrad, tiled windows (whole, disjoint, covering the image) and C < 8 channels: per output
+/// row, first each window's winners (one vector per pixel, lanes past C unused), then the image rows
+/// under it written in increasing address order with whole 8-lane stores, each one's spill past its
+/// C channels overwritten by the next; the image's last pixels (those whose 8 floats would leave
+/// it) are stored masked.
+[[gnu::target("avx2")]] inline void max_pool_backward_tiled_narrow_avx2(const pool_geom& g, const float* img,
+                                                                       const float* dyi, float* dimg,
+                                                                       std::int64_t* off, __m256i* wins, __m256* dvs) {
+    const std::int64_t C = g.in.c, kw = g.kw, npos = g.kh * g.kw;
+    const __m256i lanes = pool_lanes_avx2(C);
+    for (std::int64_t ky = 0, k = 0; ky < g.kh; ++ky)
+        for (std::int64_t kx = 0; kx < kw; ++kx, ++k) off[k] = ky * g.sy + kx * g.sx;
+    const float* whole_end = dimg + g.sn - 8;  // a whole store from here on would leave the image
+    for (std::int64_t oy = 0; oy < g.out.h; ++oy) {
+        const std::int64_t row0 = oy * g.sh * g.sy;
+        for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
+            const float* w = img + row0 + ox * g.sw * g.sx;
+            __m256 best = _mm256_maskload_ps(w, lanes);
+            __m256i win = _mm256_setzero_si256();
+            for (std::int64_t k = 1; k < npos; ++k) {
+                const __m256 v = _mm256_maskload_ps(w + off[k], lanes);
+                const __m256 gt = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
+                best = _mm256_blendv_ps(best, v, gt);
+                win = _mm256_blendv_epi8(win, _mm256_set1_epi32(static_cast<int>(k)), _mm256_castps_si256(gt));
+            }
+            wins[ox] = win;
+            dvs[ox] = _mm256_add_ps(_mm256_setzero_ps(), _mm256_maskload_ps(dyi + oy * g.oy + ox * g.ox, lanes));
+        }
+        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+            float* drow = dimg + row0 + ky * g.sy;
+            for (std::int64_t ox = 0; ox < g.out.w; ++ox)
+                for (std::int64_t kx = 0; kx < kw; ++kx) {
+                    float* p = drow + (ox * kw + kx) * C;
+                    const __m256 mk = _mm256_castsi256_ps(
+                        _mm256_cmpeq_epi32(wins[ox], _mm256_set1_epi32(static_cast<int>(ky * kw + kx))));
+                    const __m256 v = _mm256_and_ps(mk, dvs[ox]);
+                    if (p <= whole_end) _mm256_storeu_ps(p, v);
+                    else _mm256_maskstore_ps(p, lanes, v);
+                }
+        }
+    }
+}
+
 /// MaxPoolGrad of one NHWC float32 image under AVX2: as max_pool_backward_nhwc_avx512, 8 channels
-/// at a time (the last block through maskload / maskstore when C is not a multiple of 8).
+/// at a time; C not a multiple of 8: tiled, the last block at C - 8 (overlapping the one before,
+/// whose lanes it writes again with the same values), else through maskload / maskstore; tiled
+/// with C < 8: max_pool_backward_tiled_narrow_avx2. `scratch`: room for out.w * 2 vectors.
 [[gnu::target("avx2")]] inline void max_pool_backward_nhwc_avx2(const pool_geom& g, const float* img, const float* dyi,
-                                                               float* dimg, bool tiled, std::int64_t* off) {
+                                                               float* dimg, bool tiled, std::int64_t* off,
+                                                               __m256* scratch) {
     const std::int64_t C = g.in.c;
+    if (tiled && C < 8) {
+        return max_pool_backward_tiled_narrow_avx2(g, img, dyi, dimg, off, reinterpret_cast<__m256i*>(scratch),
+                                                   scratch + g.out.w);
+    }
     if (!tiled) std::fill(dimg, dimg + g.sn, 0.f);
     const __m256i all = _mm256_set1_epi32(-1), tail = pool_lanes_avx2(C % 8 == 0 ? 8 : C % 8);
     for (std::int64_t oy = 0; oy < g.out.h; ++oy)
@@ -210,7 +260,8 @@ template <int KW>
                 for (std::int64_t xx = x0; xx < x1; ++xx) off[static_cast<std::size_t>(npos++)] = yy * g.sy + xx * g.sx;
             if (npos == 0) continue;  // an empty window passes no gradient
             const float* d = dyi + oy * g.oy + ox * g.ox;
-            for (std::int64_t c0 = 0; c0 < C; c0 += 8) {
+            for (std::int64_t c = 0; c < C; c += 8) {
+                const std::int64_t c0 = tiled && C >= 8 ? std::min(c, C - 8) : c;
                 const __m256i lanes = c0 + 8 <= C ? all : tail;
                 const bool whole = c0 + 8 <= C;
                 __m256 best = pool_load_avx2(img + off[0] + c0, whole, lanes);
