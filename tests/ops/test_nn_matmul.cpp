@@ -199,6 +199,16 @@ TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bi
             CHECK(results[0] == results[1]);
             CHECK(results[0] == results[2]);
         }
+#ifdef GRAFT_X86_DISPATCH
+        if (ops::gemm::detail::cpu_has_avx2_fma()) {  // AVX2's row-block kernel sums as its column sweep
+            std::vector<float> rows(static_cast<std::size_t>(N)), sweep(static_cast<std::size_t>(N));
+            const std::int64_t k0 = K / 3;  // a block that starts inside B, with K - k0 not a multiple of 4
+            const ops::gemm::matrix_source<float> tail{B.data + k0 * N, 1, N, N};
+            ops::gemm::detail::gemv_block_rows_avx2(k0, K, N, xp, 1, B, rows.data());
+            ops::gemm::detail::gemv_avx2(0, N, K - k0, xp + k0, 1, tail, sweep.data(), 1, false);
+            CHECK(rows == sweep);
+        }
+#endif
     }
     ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
     set_num_threads(2);

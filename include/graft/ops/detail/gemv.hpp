@@ -119,9 +119,14 @@ inline void gemv_by_depth(kernel_isa isa, int blocks, std::int64_t N, std::int64
                 gemv_block_grouped_avx512(K * b / blocks, K * (b + 1) / blocks, N, x, incx, B, part + b * N);
             return;
         }
+        if (isa == kernel_isa::avx2) {
+            for (int b = blocks * t / tasks; b < blocks * (t + 1) / tasks; ++b)
+                gemv_block_rows_avx2(K * b / blocks, K * (b + 1) / blocks, N, x, incx, B, part + b * N);
+            return;
+        }
 #endif
-        // 256 columns (the AVX-512 kernel's widest block) down all of this thread's blocks, then the
-        // next 256: one unbroken sweep down B per column block
+        // portable: 256 columns down all of this thread's blocks, then the next 256: one unbroken
+        // sweep down B per column block
         for (std::int64_t c0 = 0; c0 < N; c0 += 256) {
             const std::int64_t c1 = std::min(N, c0 + 256);
             for (int b = blocks * t / tasks; b < blocks * (t + 1) / tasks; ++b) {

@@ -102,6 +102,43 @@ using gemv_block_fn = void (*)(std::int64_t, int, std::int64_t, const float*, st
     }
     gemv_portable(n0, n1, K, x, incx, B, y, incy, accumulate);
 }
+// out[n] = sum over k in [k0, k1) of x[k*incx] * B(n, k) for n < N (B rows contiguous along n), four
+// rows at a time across all columns: out's N floats stay in L1 (loaded and stored once per four rows)
+// while B streams in order, where the column sweeps above read each row in 64-column pieces a row
+// apart. Each column's sum runs k0..k1-1 with one fused multiply-add each, as one sweep (the
+// columns past the last whole vector through the scalar fused multiply-add: the same rounding).
+[[gnu::target("avx2,fma")]] inline void gemv_block_rows_avx2(std::int64_t k0, std::int64_t k1, std::int64_t N,
+                                                              const float* x, std::int64_t incx,
+                                                              const matrix_source<float>& B, float* out) {
+    const std::int64_t N8 = N / 8 * 8, ld = B.depth_stride;
+    std::fill(out, out + N, 0.f);
+    std::int64_t k = k0;
+    for (; k + 4 <= k1; k += 4) {
+        const float* r0 = B.data + k * ld;
+        const float *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+        const float x0 = x[k * incx], x1 = x[(k + 1) * incx], x2 = x[(k + 2) * incx], x3 = x[(k + 3) * incx];
+        const __m256 v0 = _mm256_set1_ps(x0), v1 = _mm256_set1_ps(x1), v2 = _mm256_set1_ps(x2), v3 = _mm256_set1_ps(x3);
+        for (std::int64_t n = 0; n < N8; n += 8) {
+            __m256 a = _mm256_loadu_ps(out + n);
+            a = _mm256_fmadd_ps(v0, _mm256_loadu_ps(r0 + n), a);
+            a = _mm256_fmadd_ps(v1, _mm256_loadu_ps(r1 + n), a);
+            a = _mm256_fmadd_ps(v2, _mm256_loadu_ps(r2 + n), a);
+            a = _mm256_fmadd_ps(v3, _mm256_loadu_ps(r3 + n), a);
+            _mm256_storeu_ps(out + n, a);
+        }
+        for (std::int64_t n = N8; n < N; ++n)
+            out[n] = __builtin_fmaf(x3, r3[n], __builtin_fmaf(x2, r2[n], __builtin_fmaf(x1, r1[n], __builtin_fmaf(x0, r0[n], out[n]))));
+    }
+    for (; k < k1; ++k) {
+        const float* r = B.data + k * ld;
+        const float xk = x[k * incx];
+        const __m256 v = _mm256_set1_ps(xk);
+        for (std::int64_t n = 0; n < N8; n += 8)
+            _mm256_storeu_ps(out + n, _mm256_fmadd_ps(v, _mm256_loadu_ps(r + n), _mm256_loadu_ps(out + n)));
+        for (std::int64_t n = N8; n < N; ++n) out[n] = __builtin_fmaf(xk, r[n], out[n]);
+    }
+}
+
 // Columns [nb, nb + w) of y = x B for B rows contiguous along n, w <= 16V: V zmm accumulators (the
 // last one masked), one sweep down all K rows. Per column the sum runs k = 0..K-1 with one fused
 // multiply-add each, as in gemv_avx2 (the two give the same bits).
