@@ -213,6 +213,21 @@ struct im2col_source {
                     pack_transposed_avx512(in, *g, p_off + k0, kc, seg_off, mask, nseg, R, dst);
                     return;
                 }
+                if (R == 16 && gemm::active_kernel() == gemm::kernel_isa::avx2) {
+                    std::int64_t seg_off[16];
+                    alignas(32) std::int32_t lanes[16][16] = {};  // per segment: -1 on its lanes
+                    int nseg = 0;
+                    for (int r = 0; r < valid;) {  // contiguous segments of the offsets
+                        int e = r + 1;
+                        while (e < valid && off[o0 + e] == off[o0 + e - 1] + 1) ++e;
+                        seg_off[nseg] = off[o0 + r] - r;
+                        for (int l = r; l < e; ++l) lanes[nseg][l] = -1;
+                        ++nseg;
+                        r = e;
+                    }
+                    pack_transposed_avx2(in, *g, p_off + k0, kc, seg_off, lanes, nseg, dst);
+                    return;
+                }
             }
 #endif
             // The R offsets form one contiguous run when they share (ky, kx) and channels are adjacent.
@@ -271,6 +286,7 @@ void col2im(const conv_geom& g, const T* dcol, std::int64_t p_off, std::int64_t 
     const std::int64_t P = g.oh * g.ow, K = g.K();
 #ifdef GRAFT_X86_DISPATCH
     const bool avx512 = std::is_same_v<T, float> && gemm::active_kernel() == gemm::kernel_isa::avx512;
+    [[maybe_unused]] const bool avx2 = std::is_same_v<T, float> && gemm::active_kernel() == gemm::kernel_isa::avx2;
 #endif
     for (std::int64_t p = 0; p < pixels; ++p) {
         const std::int64_t q = p_off + p, b = q / P, r = q - b * P, oy = r / g.ow, ox = r - oy * g.ow;
@@ -292,6 +308,10 @@ void col2im(const conv_geom& g, const T* dcol, std::int64_t p_off, std::int64_t 
                 if constexpr (std::is_same_v<T, float>) {
                     if (avx512) {
                         add_run_avx512(dst, src, len);
+                        continue;
+                    }
+                    if (avx2) {
+                        add_run_avx2(dst, src, len);
                         continue;
                     }
                 }

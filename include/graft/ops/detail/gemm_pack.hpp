@@ -183,7 +183,9 @@ private:
 namespace detail {
 
 /// Packs A rows [o0, o0 + mr) at depths [k0, k0 + kc) as one mr-row panel (A.pack), a dense float
-/// A with rows contiguous along k by the AVX-512 transpose when `avx512`.
+/// A with rows contiguous along k by the AVX-512 transpose when `avx512`. (No AVX2 sibling: under
+/// AVX2 such an A is not packed at all: kernel_avx2_indirect broadcasts each value of its six rows
+/// straight from A; see serial().)
 template <class S, class T>
 void pack_a_panel(const S& A, std::int64_t o0, std::int64_t k0, std::int64_t kc, T* dst, [[maybe_unused]] bool avx512) {
 #ifdef GRAFT_X86_DISPATCH

@@ -1,5 +1,5 @@
-// graft/ops/arch/x86/conv_geom.hpp — the AVX-512 transposed im2col pack and the vector add of the input-gradient
-// scatter: the x86 half of graft/ops/detail/conv_geom.hpp, chosen at run time there ([[gnu::target]], ops/arch/x86/cpu.hpp);
+// graft/ops/arch/x86/conv_geom.hpp — the AVX-512 and AVX2 transposed im2col packs and the vector adds of the
+// input-gradient scatter: the x86 half of graft/ops/detail/conv_geom.hpp, chosen at run time there ([[gnu::target]], ops/arch/x86/cpu.hpp);
 // empty where GRAFT_X86_DISPATCH is not set.
 // Internal: graft/ops/detail/conv_geom.hpp includes it after conv_geom and im2col_tables, which it uses.
 #pragma once
@@ -53,6 +53,47 @@ namespace graft::ops::nn_detail {
         const __m512 sum = _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + i), _mm512_maskz_loadu_ps(m, src + i));
         _mm512_mask_storeu_ps(dst + i, m, sum);
     }
+}
+
+// The AVX2 sibling of pack_transposed_avx512 for whole 16-row panels (R == 16): each segment fills
+// its lanes of the two 8-lane halves by maskload (zeros elsewhere, so the halves are OR-ed), both
+// halves stored whole. lanes[s]: segment s's 16 lanes, -1 where it fills them, else 0.
+[[gnu::target("avx2")]] inline void pack_transposed_avx2(const float* in, const conv_geom& g, std::int64_t q,
+                                                         std::int64_t kc, const std::int64_t* seg_off,
+                                                         const std::int32_t (*lanes)[16], int nseg, float* dst) {
+    __m256i lo[16], hi[16];
+    for (int s = 0; s < nseg; ++s) {
+        lo[s] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes[s]));
+        hi[s] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes[s] + 8));
+    }
+    const std::int64_t oh = g.oh, ow = g.ow, P = oh * ow, in_sn = g.in_sn, row_step = g.sh * g.in_sh;
+    const std::int64_t col_step = g.sw * g.in_sw;
+    std::int64_t b = q / P, oy = (q - b * P) / ow, ox = q - b * P - oy * ow;
+    const float* origin = in + b * in_sn + oy * row_step + ox * col_step;
+    for (std::int64_t pp = 0; pp < kc; ++pp) {
+        __m256 v0 = _mm256_setzero_ps(), v1 = _mm256_setzero_ps();
+        for (int s = 0; s < nseg; ++s) {
+            const float* p = origin + seg_off[s];
+            v0 = _mm256_or_ps(v0, _mm256_maskload_ps(p, lo[s]));
+            v1 = _mm256_or_ps(v1, _mm256_maskload_ps(p + 8, hi[s]));
+        }
+        _mm256_storeu_ps(dst + pp * 16, v0);
+        _mm256_storeu_ps(dst + pp * 16 + 8, v1);
+        origin += col_step;
+        if (++ox == ow) {
+            ox = 0;
+            if (++oy == oh) oy = 0, ++b;
+            origin = in + b * in_sn + oy * row_step;
+        }
+    }
+}
+
+// dst[0, len) += src[0, len): ymm adds, the tail one float at a time (the same sums).
+[[gnu::target("avx2")]] inline void add_run_avx2(float* dst, const float* src, std::int64_t len) {
+    std::int64_t i = 0;
+    for (; i + 8 <= len; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_loadu_ps(dst + i), _mm256_loadu_ps(src + i)));
+    for (; i < len; ++i) dst[i] += src[i];
 }
 
 }  // namespace graft::ops::nn_detail
