@@ -57,12 +57,6 @@ inline const std::array<conv_taps_fn, 16>& conv_taps_kernels(std::int64_t P) {
     return P == 1 ? p1 : P == 3 ? p3 : P == 5 ? p5 : p7;
 }
 
-// The lanes [0, n) of an 8-lane vector, n <= 8 (AVX2 has no mask registers: maskload/maskstore take
-// a vector whose sign bits pick the lanes).
-[[gnu::target("avx2")]] inline __m256i lanes_avx2(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /// The AVX2 sibling of conv_taps_avx512: len <= 8V floats in V ymm accumulators (the last through
 /// maskload / maskstore), wpat's P distinct vectors per tap 8 floats apart (P = lcm(OC, 8) / 8),
 /// taps in order with one fused multiply-add each (so the AVX2 GEMM path's bits). V + P <= 15
@@ -73,7 +67,7 @@ template <int V, int P>
     __m256 acc[V];
 #pragma GCC unroll 16
     for (int v = 0; v < V; ++v) acc[v] = _mm256_setzero_ps();
-    const __m256i last = lanes_avx2(len - 8 * (V - 1));
+    const __m256i last = arch::first_lanes_avx2(len - 8 * (V - 1));
     for (std::int64_t t = 0; t < taps; ++t) {
         const float* src = base + tap_off[t];
         __m256 w[P];
@@ -119,25 +113,11 @@ inline const conv_taps_fn* conv_taps_kernels_avx2(std::int64_t P) {
     for (; x < n; ++x) std::fill(dst + x * oc, dst + (x + 1) * oc, src[x * step]);
 }
 
-// The same patterns for any vector width (AVX2: period = lcm(OC, 8)), one float at a time (taps * period
-// floats once per call).
+// wpat[t*period + j] = f[t*OC + j % OC] for t < taps, j < period = lcm(OC, lanes): each tap's OC
+// weights repeated along its pattern, one float at a time (taps * period floats once per call).
 inline void filter_patterns(const float* f, std::int64_t taps, std::int64_t OC, std::int64_t period, float* wpat) {
     for (std::int64_t t = 0; t < taps; ++t)
         for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1) wpat[t * period + j] = f[t * OC + c];
-}
-
-// wpat[t*period + j] = f[t*OC + j % OC] for t < taps, j < period = lcm(OC, 16), OC <= 16: each
-// tap's OC weights repeated along its pattern, one lane permute per vector.
-[[gnu::target("avx512f")]] inline void filter_patterns_avx512(const float* f, std::int64_t taps, std::int64_t OC,
-                                                             std::int64_t period, float* wpat) {
-    const auto lanes = static_cast<__mmask16>((1u << OC) - 1);
-    alignas(64) std::int32_t idx[16 * 16];  // period <= 16 * 16
-    for (std::int64_t j = 0, c = 0; j < period; ++j, c = c + 1 == OC ? 0 : c + 1) idx[j] = static_cast<std::int32_t>(c);
-    for (std::int64_t t = 0; t < taps; ++t) {
-        const __m512 w = _mm512_maskz_loadu_ps(lanes, f + t * OC);
-        for (std::int64_t q = 0; q < period; q += 16)
-            _mm512_store_ps(wpat + t * period + q, _mm512_maskz_permutexvar_ps(0xFFFF, _mm512_load_si512(idx + q), w));
-    }
 }
 
 /// Whether the direct kernels may run (tests and benchmarks switch them off to compare with GEMM).
@@ -267,8 +247,7 @@ inline void conv_narrow_forward(const conv_geom& g0, const float* x, const float
     const int lanes = nc.wide ? 16 : 8;
     thread_local gemm::detail::scratch<float> wpat_store;  // 64-byte aligned
     float* const wpat = wpat_store.get(static_cast<std::size_t>(taps * period));
-    if (nc.wide) filter_patterns_avx512(f, taps, OC, period, wpat);
-    else filter_patterns(f, taps, OC, period, wpat);
+    filter_patterns(f, taps, OC, period, wpat);
     const conv_taps_fn* const by_vectors =
         nc.wide ? conv_taps_kernels(period / 16).data() : conv_taps_kernels_avx2(period / 8);
     // output rows [r0, r1) of the group of images from b0 spread in buffer `slot`
@@ -360,7 +339,7 @@ template <int V>
 [[gnu::target("avx2,fma")]] inline void conv_taps_grad_avx2(const float* const* bases, const float* const* dys,
                                                             int rows, const std::int64_t* tap_off, std::int64_t taps,
                                                             int len, float* partial, std::int64_t L) {
-    const __m256i last = lanes_avx2(len - 8 * (V - 1));
+    const __m256i last = arch::first_lanes_avx2(len - 8 * (V - 1));
     std::int64_t t = 0;
     if constexpr (V <= 7) {
         for (; t + 2 <= taps; t += 2) {

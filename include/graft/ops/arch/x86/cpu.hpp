@@ -31,6 +31,11 @@ inline bool cpu_has_avx512f() {
     }();
     return has;
 }
+/// The lanes [0, n) of an 8-lane vector, 0 <= n <= 8, as AVX2's maskload / maskstore take them (no
+/// mask registers: the sign bit of each 32-bit lane picks it).
+[[gnu::target("avx2")]] inline __m256i first_lanes_avx2(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 #else
 inline bool cpu_has_avx2_fma() { return false; }
 inline bool cpu_has_avx512f() { return false; }

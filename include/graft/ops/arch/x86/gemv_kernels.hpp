@@ -42,7 +42,7 @@ template <int V>
 #pragma GCC unroll 16
     for (int v = 0; v < V; ++v) acc[v] = _mm256_setzero_ps();
     const int rest = w - 8 * (V - 1);  // 1..8 columns in the last vector
-    const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i last = arch::first_lanes_avx2(rest);
     const float* row = B.data + nb;
     for (std::int64_t k = 0; k < K; ++k, row += B.depth_stride) {
         const __m256 xv = _mm256_set1_ps(x[k * incx]);

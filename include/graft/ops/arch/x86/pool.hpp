@@ -135,11 +135,6 @@ template <int KW>
 // order (each pixel's overwrites the spill of the one before), masked only where a store would
 // pass the end of the output row.
 
-// The lanes [0, n) of an 8-lane vector (sign bits), n <= 8.
-[[gnu::target("avx2")]] inline __m256i pool_lanes_avx2(std::int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /// MaxPool, NHWC float32 under AVX2, output row oy of image b; x_end: the end of the input tensor.
 /// Same comparisons in the same order as the scalar loop (window rows, then columns; px > acc ?
 /// px : acc, which is _mm256_max_ps(px, acc)): same bits, NaN included.
@@ -165,7 +160,7 @@ template <int KW>
         }
         return;
     }
-    const __m256i lanes = pool_lanes_avx2(C);
+    const __m256i lanes = arch::first_lanes_avx2(static_cast<int>(C));
     // whole-vector loads reach 8 - C floats past a pixel: safe unless this row's windows reach the tensor's end
     const bool whole_loads = y1 <= y0 || img + (y1 - 1) * g.sy + g.in.w * g.sx + 8 - C <= x_end;
     const std::int64_t whole_stores = std::max<std::int64_t>(0, OW - (8 - C + C - 1) / C);  // ox*C + 8 <= OW*C
@@ -203,7 +198,7 @@ template <int KW>
                                                                        const float* dyi, float* dimg,
                                                                        std::int64_t* off, __m256i* wins, __m256* dvs) {
     const std::int64_t C = g.in.c, kw = g.kw, npos = g.kh * g.kw;
-    const __m256i lanes = pool_lanes_avx2(C);
+    const __m256i lanes = arch::first_lanes_avx2(static_cast<int>(C));
     for (std::int64_t ky = 0, k = 0; ky < g.kh; ++ky)
         for (std::int64_t kx = 0; kx < kw; ++kx, ++k) off[k] = ky * g.sy + kx * g.sx;
     const float* whole_end = dimg + g.sn - 8;  // a whole store from here on would leave the image
@@ -250,7 +245,7 @@ template <int KW>
                                                    scratch + g.out.w);
     }
     if (!tiled) std::fill(dimg, dimg + g.sn, 0.f);
-    const __m256i all = _mm256_set1_epi32(-1), tail = pool_lanes_avx2(C % 8 == 0 ? 8 : C % 8);
+    const __m256i all = _mm256_set1_epi32(-1), tail = arch::first_lanes_avx2(static_cast<int>(C % 8 == 0 ? 8 : C % 8));
     for (std::int64_t oy = 0; oy < g.out.h; ++oy)
         for (std::int64_t ox = 0; ox < g.out.w; ++ox) {
             std::int64_t y0, y1, x0, x1;
