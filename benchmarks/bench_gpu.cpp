@@ -7,9 +7,14 @@
 //   resnet18_train_b128  ResNet-18 (ImageNet shapes, 224x224x3, FusedBatchNormV3), momentum step, batch 128
 //   gemm_8192            float32 8192x8192x8192 MatMul through a session, and cuBLAS called directly
 //   launch_10_nodes      a 10-node elementwise graph on 16 floats: per-run overhead
+//
+//   bench_gpu [name]     only the workloads whose name holds `name`
+//   GRAFT_BENCH_PROFILE=1 ncu --profile-from-start off bench_gpu resnet18
+//                        profiles one training step after the timed ones (cudaProfilerStart/Stop)
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -19,6 +24,7 @@
 #include "graft/train/variables.hpp"
 #ifdef GRAFT_WITH_CUDA
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include "graft/device/cuda_runtime.hpp"
@@ -142,13 +148,32 @@ double train_step_ms(const net& m, std::int64_t batch, const graft::shape& xs, i
     tensor y(dtype::int64, {batch});
     for (std::int64_t i = 0; i < batch; ++i) y.data<std::int64_t>()[i] = i % classes;
     // Inputs fed as host tensors each step, like a training loop that reads batches on the CPU.
-    return ms_per(3, reps, [&] { s.run({{"x:0", x}, {"y:0", y}}, {}, {m.train}); }, [&] { s.state().synchronize(); });
+    auto step = [&] { s.run({{"x:0", x}, {"y:0", y}}, {}, {m.train}); };
+    double ms = ms_per(3, reps, step, [&] { s.state().synchronize(); });
+#ifdef GRAFT_WITH_CUDA
+    if (std::getenv("GRAFT_BENCH_PROFILE")) {  // one more step inside the profiler's range (ncu --profile-from-start off)
+        cudaProfilerStart();
+        step();
+        s.state().synchronize();
+        cudaProfilerStop();
+    }
+#endif
+    return ms;
 }
 
 }  // namespace
 
-int main() {
+#ifdef GRAFT_WITH_CUDA
+/// True when `name` is to run: no filter on the command line, or the filter is part of the name.
+static bool wanted(int argc, char** argv, const char* name) {
+    return argc < 2 || std::string(name).find(argv[1]) != std::string::npos;
+}
+#endif
+
+int main(int argc, char** argv) {
 #ifndef GRAFT_WITH_CUDA
+    (void)argc;
+    (void)argv;
     std::puts("bench_gpu: graft was built without graft::cuda (CUDA not found): nothing to time");
     return 0;
 #else
@@ -161,10 +186,12 @@ int main() {
     std::printf("device: %s (sm_%d%d, %zu MiB)\n", props.name.c_str(), props.major, props.minor, props.total_memory >> 20);
     std::printf("%-22s %12s\n", "workload", "graft");
 
-    std::printf("%-22s %10.3f ms\n", "mlp_train_b1024", train_step_ms(mlp(1024), 1024, {1024, 784}, 10, 50));
-    std::printf("%-22s %10.3f ms\n", "resnet18_train_b128", train_step_ms(resnet18(128), 128, {128, 224, 224, 3}, 1000, 10));
+    if (wanted(argc, argv, "mlp_train_b1024"))
+        std::printf("%-22s %10.3f ms\n", "mlp_train_b1024", train_step_ms(mlp(1024), 1024, {1024, 784}, 10, 50));
+    if (wanted(argc, argv, "resnet18_train_b128"))
+        std::printf("%-22s %10.3f ms\n", "resnet18_train_b128", train_step_ms(resnet18(128), 128, {128, 224, 224, 3}, 1000, 10));
 
-    {  // GEMM through a session: a = b = 8192^2 constants on the GPU, the product reduced to a scalar.
+    if (wanted(argc, argv, "gemm_8192")) {  // GEMM through a session: a = b = 8192^2 constants on the GPU, the product reduced to a scalar.
         const std::int64_t n = 8192;
         graft::graph g;
         graft::graph_builder b(g);
@@ -191,7 +218,7 @@ int main() {
         }, [&] { st.synchronize(); });
         std::printf("%-22s %10.3f ms  (graft at %.0f%% of cuBLAS)\n", "gemm_8192_cublas", raw, 100.0 * raw / ms);
     }
-    {  // Launch overhead: 10 elementwise nodes on 16 floats, fetched on the host.
+    if (wanted(argc, argv, "launch_10_nodes")) {  // Launch overhead: 10 elementwise nodes on 16 floats, fetched on the host.
         graft::graph g;
         graft::graph_builder b(g);
         endpoint x = b.placeholder("x", dtype::float32, graft::shape{16});

@@ -61,10 +61,16 @@ struct op_case {
     int steps = 0;
     /// Per step targets (e.g. an optimizer op) run `steps` times after `targets`.
     std::vector<std::string> step_targets;
+    /// Optional, per fetch: the index of another fetch that holds, element by element, the sum of
+    /// the absolute values of the terms this fetch sums (the same op on |inputs|), or -1. Such a
+    /// fetch's error is measured against that magnitude, not its own value: a float32 sum whose
+    /// terms cancel is exact only to the rounding of its terms, in whatever order they are added.
+    std::vector<int> magnitude_of;
 };
 
 /// Max over elements of |a-b| / max(|a|,|b|,atol/rtol): the relative error used by the suite.
-inline double relative_error(const tensor& a, const tensor& b, double atol, double rtol) {
+/// With `magnitude` (float32, a's shape), each element's denominator also takes magnitude's.
+inline double relative_error(const tensor& a, const tensor& b, double atol, double rtol, const tensor& magnitude = {}) {
     REQUIRE(a.type() == b.type());
     REQUIRE(a.shape() == b.shape());
     double worst = 0;
@@ -77,6 +83,7 @@ inline double relative_error(const tensor& a, const tensor& b, double atol, doub
                 double x = static_cast<double>(pa[i]), y = static_cast<double>(pb[i]);
                 if (std::isnan(x) && std::isnan(y)) continue;
                 double den = std::max({std::fabs(x), std::fabs(y), atol / rtol});
+                if (magnitude.valid()) den = std::max(den, static_cast<double>(magnitude.data<float>()[i]));
                 worst = std::max(worst, std::fabs(x - y) / den);
             }
         }
@@ -131,7 +138,13 @@ inline std::vector<tensor> check_cpu_vs_gpu(const op_case& c) {
     for (std::size_t i = 0; i < cpu.size(); ++i) {
         INFO("fetch " << c.fetches[i] << (gpu ? " (GPU vs CPU)" : " (GPU placement fell back to CPU)"));
         CHECK(dev[i].on_host());
-        double err = relative_error(cpu[i], dev[i], c.atol, c.rtol);
+        tensor magnitude;
+        if (i < c.magnitude_of.size() && c.magnitude_of[i] >= 0) {
+            magnitude = cpu[static_cast<std::size_t>(c.magnitude_of[i])];
+            REQUIRE(magnitude.type() == dtype::float32);
+            REQUIRE(magnitude.shape() == cpu[i].shape());
+        }
+        double err = relative_error(cpu[i], dev[i], c.atol, c.rtol, magnitude);
         CHECK(err <= c.rtol);
     }
     return dev;

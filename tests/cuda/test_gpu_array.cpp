@@ -289,4 +289,30 @@ TEST_CASE("gpu array: Split and SplitV along the outer (views) and inner axes") 
     CHECK(at(r[1], 1) == 4.f);
 }
 
+// Found on the H200 (2026-11-27): Shape on the CPU of a GPU tensor, and Reshape/Squeeze/ExpandDims on
+// the GPU, threw "the CPU kernels need host tensors". They read only the shape or return a view, so
+// the tensor stays on the GPU and nothing is copied.
+TEST_CASE("gpu array: Shape, Size and Rank of a GPU tensor; Reshape, Squeeze and ExpandDims as GPU views") {
+    builder t;
+    auto y = t.b.op("Relu", {t.input("x", {2, 3, 4})});  // on the GPU
+    auto reshaped = t.b.op("Reshape", {y, t.ints({4, 6})});
+    auto squeezed = t.b.op("Squeeze", {t.b.op("ExpandDims", {y, t.int_scalar(1)})}, {{"squeeze_dims", graft::attr_value::list_of(std::vector<std::int64_t>{1})}});
+    // Shape, Size and Rank run on the CPU (int32 outputs) and read the GPU tensor's shape only;
+    // Fill (on the GPU) takes their values as its host-side dims.
+    auto like = t.b.op("Fill", {t.b.op("Shape", {y}), t.b.scalar(1.5f)});
+    auto sized = t.b.op("Fill", {t.b.op("Pack", {t.b.op("Size", {y}), t.b.op("Rank", {y})}, {{"N", std::int64_t{2}}}),
+                                 t.b.scalar(2.f)});
+    auto r = t.check({reshaped, squeezed, like, sized});
+    CHECK(r[0].shape() == shape{4, 6});
+    CHECK(r[1].shape() == shape{2, 3, 4});
+    for (std::int64_t i = 0; i < 24; ++i) {
+        CHECK(at(r[0], i) == at(r[1], i));
+        CHECK(at(r[0], i) >= 0.f);
+    }
+    REQUIRE(r[2].shape() == shape{2, 3, 4});
+    CHECK(at(r[2], 23) == 1.5f);
+    REQUIRE(r[3].shape() == shape{24, 3});
+    CHECK(at(r[3], 71) == 2.f);
+}
+
 }  // namespace gpu_array_test

@@ -42,7 +42,8 @@ std::vector<tensor> check_apply(const std::string& op, bool resource, bool init_
             auto v = init_b.variable(name, vars[i]);
             inits.push_back(v.assign);
             in.push_back(v.ref);
-            fetches.push_back(v.value.str());
+            // v.value (name/read) sits on the init device; read the variable where the step ran.
+            fetches.push_back(init_on_cpu ? b.op("Identity", {v.ref}, {}, name + "/fetch").str() : v.value.str());
         } else {
             auto h = init_b.op(
                 "VarHandleOp", {},

@@ -5,7 +5,8 @@
 //   tensor y = ops::reshape(x, {-1, 4});         // a view: shares x's buffer
 //   tensor z = ops::squeeze(y, {1});
 //
-// Reshape, Squeeze, ExpandDims and Identity return views that share the input's buffer, like TF.
+// Reshape, Squeeze, ExpandDims and Identity return views that share the input's buffer, like TF;
+// these and the shape-only ops take a tensor on any device (a GPU tensor is not copied).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,16 @@ inline tensor dims_tensor(std::string_view op, const std::vector<std::int64_t>& 
     return r;
 }
 
+/// Throws unless `t` is valid with a fully defined shape. Unlike require_input, `t` may live on a
+/// device: the ops below read only its dtype and shape (Shape, Size, Rank) or return a view of
+/// its buffer (Reshape, Squeeze, ExpandDims), so a GPU tensor stays where it is.
+inline void require_shaped(std::string_view op, const tensor& t, std::string_view what) {
+    if (!t.valid()) throw invalid_argument_error(cat(op, ": ", what, " is an empty (invalid) tensor"));
+    if (!t.shape().fully_defined()) {
+        throw shape_error(cat(op, ": ", what, " has shape ", t.shape().str(), " that is not fully defined"));
+    }
+}
+
 }  // namespace op_detail
 
 /// A new zero-filled tensor (empty strings for string). Throws as tensor's constructor.
@@ -69,7 +80,7 @@ inline tensor identity(const tensor& x) {
 /// Shape: x's dims as an int32 (default) or int64 vector. Throws invalid_argument_error when a dim
 /// does not fit int32 or out_type is not an int type.
 inline tensor shape_of(const tensor& x, dtype out_type = dtype::int32) {
-    op_detail::require_input("Shape", x, "input");
+    op_detail::require_shaped("Shape", x, "input");
     return op_detail::dims_tensor("Shape", x.shape().dims(), out_type);
 }
 
@@ -78,7 +89,7 @@ inline std::vector<tensor> shape_n(const std::vector<tensor>& xs, dtype out_type
     std::vector<tensor> r;
     r.reserve(xs.size());
     for (const auto& x : xs) {
-        op_detail::require_input("ShapeN", x, "input");
+        op_detail::require_shaped("ShapeN", x, "input");
         r.push_back(op_detail::dims_tensor("ShapeN", x.shape().dims(), out_type));
     }
     return r;
@@ -86,13 +97,13 @@ inline std::vector<tensor> shape_n(const std::vector<tensor>& xs, dtype out_type
 
 /// Size: the element count as an int32 (default) or int64 scalar. Throws as shape_of().
 inline tensor size_of(const tensor& x, dtype out_type = dtype::int32) {
-    op_detail::require_input("Size", x, "input");
+    op_detail::require_shaped("Size", x, "input");
     return op_detail::dims_tensor("Size", {x.num_elements()}, out_type).reshaped(shape{});
 }
 
 /// Rank: the rank as an int32 scalar.
 inline tensor rank_of(const tensor& x) {
-    op_detail::require_input("Rank", x, "input");
+    op_detail::require_shaped("Rank", x, "input");
     return tensor::scalar_of(static_cast<std::int32_t>(x.rank()));
 }
 
@@ -142,7 +153,7 @@ inline shape reshape_shape(const shape& in, const std::vector<std::int64_t>& dim
 
 /// Reshape: a view of x with the requested dims (one may be -1). Throws as reshape_shape().
 inline tensor reshape(const tensor& x, const std::vector<std::int64_t>& dims) {
-    op_detail::require_input("Reshape", x, "tensor");
+    op_detail::require_shaped("Reshape", x, "tensor");
     return x.reshaped(reshape_shape(x.shape(), dims));
 }
 /// Reshape with the dims as an int32/int64 vector tensor (TF's "shape" input). Throws as above.
@@ -154,7 +165,7 @@ inline tensor reshape(const tensor& x, const tensor& dims) {
 /// Throws invalid_argument_error for an axis out of range or of size != 1.
 inline tensor squeeze(const tensor& x, const std::vector<std::int64_t>& axes = {}) {
     const char* op = "Squeeze";
-    op_detail::require_input(op, x, "input");
+    op_detail::require_shaped(op, x, "input");
     const auto& d = x.shape().dims();
     std::vector<bool> drop(d.size(), false);
     for (auto a : axes) {
@@ -177,7 +188,7 @@ inline tensor squeeze(const tensor& x, const std::vector<std::int64_t>& axes = {
 /// invalid_argument_error for an axis out of range.
 inline tensor expand_dims(const tensor& x, std::int64_t axis) {
     const char* op = "ExpandDims";
-    op_detail::require_input(op, x, "input");
+    op_detail::require_shaped(op, x, "input");
     const int ax = op_detail::normalize_axis(op, axis, x.rank() + 1, "dim");
     auto d = x.shape().dims();
     d.insert(d.begin() + ax, 1);
