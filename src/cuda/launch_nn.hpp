@@ -37,8 +37,13 @@ void nn_fill(float* dst, std::int64_t n, float value, void* stream);
 /// Per-channel batch statistics of x seen as [outer][c][inner] (NHWC: [N*H*W][C][1], NCHW:
 /// [N][C][H*W]): mean[ch] and the biased variance var[ch] (two passes, double accumulation).
 /// outer * inner must be > 0.
+/// With `work` (nn_bn_workspace(outer, c, inner) doubles; used where inner == 1, i.e. NHWC) the sums
+/// run over coalesced row blocks, then a fixed-order sum of the blocks' partials; shifted by row 0.
 void nn_bn_stats(const float* x, std::int64_t outer, std::int64_t c, std::int64_t inner, float* mean, float* var,
-                 void* stream);
+                 double* work, void* stream);
+
+/// Doubles of scratch nn_bn_stats and nn_bn_grad_reduce use for this layout (0: none, pass null).
+std::int64_t nn_bn_workspace(std::int64_t outer, std::int64_t c, std::int64_t inner);
 
 /// The per-channel outputs of FusedBatchNorm besides y, as TF's CPU kernel sets them, from the
 /// statistics used to normalize (mean/var: this batch's in training, the given ones in inference):
@@ -55,7 +60,7 @@ void nn_bn_outputs(const float* mean, const float* var, const float* mean_in, co
 /// CPU). x and dy are [outer][c][inner]; outer * inner may be 0.
 void nn_bn_grad_reduce(const float* dy, const float* x, const float* mean, const float* var, std::int64_t outer,
                        std::int64_t c, std::int64_t inner, float epsilon, float* sum_dy, float* sum_dyxc,
-                       float* scale_backprop, float* offset_backprop, void* stream);
+                       float* scale_backprop, float* offset_backprop, double* work, void* stream);
 
 /// FusedBatchNormGrad's x_backprop with coef = 1 / sqrt(var + epsilon): inference dy * scale *
 /// coef; training scale * coef * ((dy - sum_dy / n) - (x - mean) * coef^2 * (sum_dyxc / n)) with

@@ -236,10 +236,16 @@ TEST_CASE("gpu nn: Conv2D EXPLICIT asymmetric padding, K > 256 and TF's 2x2 stri
         }
         {
             builder t;
-            t.rtol = 1e-4;  // K = 3*3*32 = 288 > 256
-            auto y = t.b.op("Conv2D", {t.input("x", image(2, 8, 8, 32, nhwc), 7), t.input("w", {3, 3, 32, 8}, 8)},
-                            {{"strides", spatial(1, 1, nhwc)}, {"padding", "SAME"}, {"data_format", nhwc ? "NHWC" : "NCHW"}});
-            t.check({y});
+            // K = 3*3*32 = 288 terms that cancel: the error is measured against the same
+            // convolution of |x| and |w| (a timed algorithm choice was 2.7e-4 off y itself).
+            const graft::attr_list attrs{{"strides", spatial(1, 1, nhwc)}, {"padding", "SAME"},
+                                         {"data_format", nhwc ? "NHWC" : "NCHW"}};
+            auto x = t.input("x", image(2, 8, 8, 32, nhwc), 7);
+            auto w = t.input("w", {3, 3, 32, 8}, 8);
+            auto y = t.b.op("Conv2D", {x, w}, attrs);
+            auto y_abs = t.b.op("Conv2D", {t.b.op("Abs", {x}), t.b.op("Abs", {w})}, attrs);
+            t.magnitude_of = {1, -1};
+            t.check({y, y_abs});
         }
     }
     // tensorflow/python/kernel_tests/nn_ops/conv_ops_test.py testConv2D2x2FilterStride2Same.
@@ -272,8 +278,8 @@ TEST_CASE("gpu nn: Conv2DBackpropInput and Conv2DBackpropFilter, NHWC and NCHW")
             for (auto d : xs.dims()) sizes.push_back(static_cast<std::int32_t>(d));
             auto dx = t.b.op("Conv2DBackpropInput", {t.ints(sizes), w, dy}, attrs);
             // A filter-gradient entry sums N*OH*OW products (180 here) of values in [-1, 1) that
-            // cancel; cuDNN (its algorithm picked by timing, so it varies between runs) and the CPU
-            // add them in other orders. On the H200 that gave 1.2e-5 and 2.1e-5 of the entry itself,
+            // cancel; cuDNN (its algorithm may be picked by timing, GRAFT_CUDNN_AUTOTUNE=1, and then
+            // varies between runs) and the CPU add them in other orders. On the H200 that gave 1.2e-5 and 2.1e-5 of the entry itself,
             // so dw's error is measured against the same gradient of |x| and |dy| (no cancellation).
             const std::vector<std::int32_t> dw_sizes{static_cast<std::int32_t>(k.kh), static_cast<std::int32_t>(k.kw),
                                                      static_cast<std::int32_t>(k.c), static_cast<std::int32_t>(k.oc)};
@@ -421,6 +427,35 @@ TEST_CASE("gpu nn: FusedBatchNormV3 training and inference, NHWC and NCHW (and V
     CHECK(at(r[4], 0) == doctest::Approx(1));
     CHECK(at(r[4], 1) == doctest::Approx(25));
     CHECK(at(r[0], 0) == doctest::Approx(-1 / std::sqrt(1.001)));
+}
+
+// NHWC batch norm sums over row blocks of 32 channels x 8 rows, then adds the blocks' partials
+// (H200, 2026-11-27: the one-block-per-channel kernels took 32 of ResNet-18's 125 ms step). 4096
+// rows give 32 row blocks; 3, 37 and 64 channels give a partial channel block, and one of two. The
+// CPU reference sums in float32 over 4096 rows, hence 1e-4, and y (normalized, O(1)) is compared
+// with an absolute floor of 1e-5 where it crosses 0 (the H200 saw 3e-6 there: the CPU's float32 mean
+// over 4096 rows is off by ~5e-6 / std). An indexing slip is off by O(1).
+TEST_CASE("gpu nn: FusedBatchNormV3 and its gradient over NHWC row blocks (3, 37, 64 channels, 4096 rows)") {
+    for (std::int64_t C : {3, 37, 64}) {
+        INFO("channels " << C);
+        builder t;
+        t.rtol = 1e-4;
+        const graft::attr_list attrs{{"epsilon", 0.001f}, {"is_training", true}, {"data_format", "NHWC"}};
+        auto x = t.input("x", {4, 32, 32, C}, 1, 2.f, 5.f);  // mean 3.5, far from row 0's values
+        auto scale = t.input("scale", {C}, 2, 0.5f, 1.5f);
+        auto fwd = t.b.op_n("FusedBatchNormV3",
+                            {x, scale, t.input("offset", {C}, 3), t.feed("mean", tensor(dtype::float32, shape{0})),
+                             t.feed("var", tensor(dtype::float32, shape{0}))},
+                            attrs);
+        auto grads = t.b.op_n("FusedBatchNormGradV3", {t.input("dy", {4, 32, 32, C}, 6), x, scale, fwd[3], fwd[4], fwd[5]},
+                              attrs);
+        const auto r = t.check({fwd[0], fwd[1], fwd[2], grads[0], grads[1], grads[2]}, 1e-5);
+        // The ramp's values are evenly spread over [2, 5): mean 3.5 and variance about 9/12 per channel.
+        for (std::int64_t ch = 0; ch < C; ++ch) {
+            CHECK(r[1].data<float>()[ch] == doctest::Approx(3.5).epsilon(0.05));
+            CHECK(r[2].data<float>()[ch] == doctest::Approx(0.75).epsilon(0.1));
+        }
+    }
 }
 
 TEST_CASE("gpu nn: FusedBatchNormGradV3 (training and inference, NHWC and NCHW) and Grad/GradV2") {
