@@ -8,6 +8,7 @@
 // GEMM on the MLP's first-layer product gives the machine's matrix-product rate for reference.
 //
 //   bench_train --benchmark_filter='mlp_train|lenet_train'      # BM_mlp_train/128, BM_mlp_train_torch/128, ...
+//   GRAFT_BENCH_STEP_STATS=1 bench_train --benchmark_filter='BM_mlp_train/'   # + each node's time per step
 //
 // Counters: per_step (time of one step), GFLOPs (model FLOPs of a training step, counted as 3x
 // the forward pass's multiply-adds x 2, the usual convention, divided by the step time).
@@ -124,11 +125,27 @@ struct graft_trainer {
         graft::train::gradient_descent opt(learning_rate);
         train = opt.minimize(mg, loss);
         auto init = graft::train::global_variables_initializer(mg);
-        s = std::make_unique<graft::exec::session>(mg.graph);
+        graft::exec::session_options o;
+        o.collect_step_stats = std::getenv("GRAFT_BENCH_STEP_STATS") != nullptr;
+        s = std::make_unique<graft::exec::session>(mg.graph, o);
         s->run({}, {}, {init});
         feeds = {{"x", x}, {"y", y}};
         initial_loss = s->run(feeds, {"loss:0"}).at(0).data<float>()[0];
         s->run(feeds, {}, {train});  // compile the plan, warm the caches
+        s->state().clear_step_stats();
+    }
+    /// With GRAFT_BENCH_STEP_STATS set: each node's kernel time per step, longest first, to stderr.
+    void print_step_stats(const std::string& title, std::int64_t steps) const {
+        const auto stats = s->state().step_stats();
+        if (stats.empty() || steps <= 0) return;
+        double sum = 0;
+        for (const auto& e : stats) sum += static_cast<double>(e.total.count());
+        std::fprintf(stderr, "%s: %.1f us of kernels per step\n", title.c_str(), sum * 1e-3 / static_cast<double>(steps));
+        for (const auto& e : stats) {
+            const double us = static_cast<double>(e.total.count()) * 1e-3 / static_cast<double>(steps);
+            if (us < 1.0) continue;
+            std::fprintf(stderr, "  %9.1f us  %-24s %s\n", us, e.op.c_str(), e.node.c_str());
+        }
     }
     void step() { s->run(feeds, {}, {train}); }
 };
@@ -207,6 +224,9 @@ void run_graft(benchmark::State& st, model_kind k) {
     auto d = make_data(k, batch);
     graft_trainer t(k, layers_of(k), d.x, d.y);
     for (auto _ : st) t.step();
+    t.print_step_stats(std::string(k == model_kind::mlp ? "mlp" : "lenet") + " batch " + std::to_string(batch) +
+                           " threads " + std::to_string(st.range(1)),
+                       static_cast<std::int64_t>(st.iterations()));
     report(st, k, batch);
 }
 void BM_mlp_train(benchmark::State& st) { run_graft(st, model_kind::mlp); }

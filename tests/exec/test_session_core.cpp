@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
+#include "graft/graph/build.hpp"
 
 using graft::dtype;
 using graft::node;
@@ -331,4 +334,43 @@ TEST_CASE("kernel_context::memo: made on a plan step's first run, kept for later
     CHECK(parses == 2);
     for (int run = 0; run < 2; ++run) CHECK_THROWS_WITH_AS(s.run({{"x", x}}, {"z"}), doctest::Contains("scale"), graft::graph_error);
     CHECK(parses == 4);
+}
+
+TEST_CASE("session: collect_step_stats times each node's kernel, per node, until cleared") {
+    graft::graph g;
+    const graft::graph_builder b(g);
+    const auto x = b.placeholder("x", graft::dtype::float32, graft::shape{64, 256});
+    graft::tensor w(graft::dtype::float32, {256, 256});
+    for (std::int64_t i = 0; i < w.num_elements(); ++i) w.data<float>()[i] = static_cast<float>(i % 7) - 3.f;
+    const auto y = b.op("MatMul", {x, b.constant(w, "w")}, {}, "mm");
+    b.op("Relu", {y}, {}, "act");
+    const graft::exec::session::feed_list feeds{{"x:0", graft::tensor(graft::dtype::float32, {64, 256})}};
+
+    graft::exec::session plain(g);
+    (void)plain.run(feeds, {"act:0"});
+    CHECK(plain.state().step_stats().empty());  // off by default: nothing recorded
+
+    graft::exec::session_options o;
+    o.collect_step_stats = true;
+    graft::exec::session s(g, o);
+    for (int i = 0; i < 3; ++i) (void)s.run(feeds, {"act:0"});
+    const auto st = s.state().step_stats();
+    auto find = [&](const std::string& name) {
+        return std::find_if(st.begin(), st.end(), [&](const graft::exec::node_stats& e) { return e.node == name; });
+    };
+    const auto mm = find("mm"), act = find("act");
+    REQUIRE(mm != st.end());
+    REQUIRE(act != st.end());
+    CHECK(mm->op == "MatMul");
+    CHECK(mm->calls == 3);
+    CHECK(act->calls == 3);
+    CHECK(mm->dev.is_cpu());
+    CHECK(mm->total.count() > 0);  // 64x256x256 multiply-adds, three times
+    for (std::size_t i = 1; i < st.size(); ++i) CHECK(st[i - 1].total >= st[i].total);  // longest first
+    s.state().clear_step_stats();
+    CHECK(s.state().step_stats().empty());
+    (void)s.run(feeds, {"act:0"});
+    const auto again = s.state().step_stats();
+    CHECK(again.size() == st.size());
+    for (const auto& e : again) CHECK(e.calls == 1);
 }

@@ -1,6 +1,12 @@
 // Optimizer apply ops against their closed-form updates (tensorflow/core/kernels/training_ops.cc).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "graft/ops/gemm.hpp"
 #include "graft/ops/training.hpp"
 #include "ops/nn_testing.hpp"
 
@@ -35,6 +41,37 @@ TEST_CASE("nn ApplyGradientDescent updates var in place") {
         for (std::size_t i = 0; i < 4; ++i) want[i] = w0[i] - 0.5 * as_t(t, g1[i]);
         check_close(var, tensor::from_vector<double>(want), rtol(t), atol(t), "sgd");
     }
+}
+
+TEST_CASE("nn ApplyGradientDescent float32: every vector ISA gives the portable loop's bits (1 and 2 threads)") {
+    // var - delta * alpha: a multiply then a subtract (no FMA), so the AVX2 loop matches Eigen's
+    // scalar/SSE evaluation bit for bit; lengths around the 16-float step and the threads' split.
+    const int threads_before = graft::num_threads();
+    for (std::int64_t n : {1, 15, 16, 17, 40, 401408, 401411}) {
+        std::vector<float> v0(static_cast<std::size_t>(n)), g(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < v0.size(); ++i) {
+            v0[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + 0.2));
+            g[i] = static_cast<float>(3.0 * std::cos(1.1 * static_cast<double>(i)));
+        }
+        if (n > 3) g[2] = std::numeric_limits<float>::infinity();
+        const tensor delta = tensor::from_vector<float>(shape{n}, g);
+        const tensor alpha = tensor::scalar_of(0.0123f);
+        ops::gemm::limit_kernel(ops::gemm::kernel_isa::portable);
+        const tensor want = tensor::from_vector<float>(shape{n}, v0);
+        (void)ops::apply_gradient_descent(want, alpha, delta);
+        for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+            ops::gemm::limit_kernel(isa);
+            for (int threads : {1, 2}) {
+                graft::set_num_threads(threads);
+                const tensor var = tensor::from_vector<float>(shape{n}, v0);
+                (void)ops::apply_gradient_descent(var, alpha, delta);
+                INFO("n " << n << " threads " << threads);
+                CHECK(std::memcmp(var.data<float>(), want.data<float>(), static_cast<std::size_t>(n) * sizeof(float)) == 0);
+            }
+        }
+    }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    graft::set_num_threads(threads_before);
 }
 
 TEST_CASE("nn ApplyMomentum, plain and Nesterov, two steps") {

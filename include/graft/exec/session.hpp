@@ -17,8 +17,11 @@
 // fetches on the host.
 #pragma once
 
-#include <iostream>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <deque>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +49,20 @@ struct session_options {
     /// _FusedMatMul / _FusedConv2D step, as TF's grappler remapper does, where nothing else reads
     /// (or fetches) the intermediate tensors. Same results bit for bit; fewer steps and buffers.
     bool fuse_ops = true;
+    /// Time every kernel call (the wall clock around it) and add it to session_state::step_stats(),
+    /// per node: what TF's RunMetadata step stats tell. A GPU kernel's time is its launch, not its
+    /// run, unless something synchronizes the stream. Off (the default), no clock is read.
+    bool collect_step_stats = false;
+};
+
+/// One node's kernel time summed over the runs since the last clear_step_stats()
+/// (session_options::collect_step_stats). A fused step (_FusedMatMul, ...) is one entry.
+struct node_stats {
+    std::string node;  ///< the node's name
+    std::string op;    ///< its op type (the fused op for a fused step)
+    device dev;        ///< where it ran
+    std::int64_t calls = 0;
+    std::chrono::nanoseconds total{0};
 };
 
 /// Where one node runs and why (for log_device_placement and tests).
@@ -157,6 +174,30 @@ public:
     /// The running graph's function library (the bodies of While / If / Case), set by session.
     const function_library* library = nullptr;
 
+    /// Adds one kernel call of `n` on `d` that took `t` (see session_options::collect_step_stats).
+    void add_step_time(const node& n, const device& d, std::chrono::nanoseconds t) {
+        std::lock_guard lock(stats_mu_);
+        auto& e = stats_[&n];
+        if (e.calls == 0) e = node_stats{n.name, n.op, d, 0, {}};
+        ++e.calls;
+        e.total += t;
+    }
+    /// Every timed node, the longest total first.
+    [[nodiscard]] std::vector<node_stats> step_stats() const {
+        std::lock_guard lock(stats_mu_);
+        std::vector<node_stats> r;
+        r.reserve(stats_.size());
+        for (const auto& [_, e] : stats_) r.push_back(e);
+        std::sort(r.begin(), r.end(), [](const node_stats& a, const node_stats& b) {
+            return a.total != b.total ? a.total > b.total : a.node < b.node;
+        });
+        return r;
+    }
+    void clear_step_stats() {
+        std::lock_guard lock(stats_mu_);
+        stats_.clear();
+    }
+
     /// State a node's kernel keeps across runs (e.g. a random op's generator), made by `make` on
     /// first use. Never throws except what `make` throws.
     template <class T, class Make>
@@ -172,6 +213,8 @@ private:
     std::mutex state_mu_;
     std::unordered_map<std::string, std::shared_ptr<void>> node_state_;
     std::vector<std::pair<device, std::unique_ptr<device_context>>> contexts_;
+    mutable std::mutex stats_mu_;
+    std::unordered_map<const node*, node_stats> stats_;  ///< keyed by the plan's node (stable)
 };
 
 /// One compiled (feeds, fetches, targets) signature.

@@ -20,6 +20,9 @@
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
 #include "graft/ops/detail/nn_util.hpp"
+#include "graft/ops/detail/op_support.hpp"
+#include "graft/ops/gemm.hpp"
+#include "graft/ops/arch/x86/training.hpp"
 
 namespace graft::ops {
 
@@ -78,6 +81,17 @@ T scalar_value(const tensor& t) {
 /// mismatched shapes or dtypes.
 inline tensor apply_gradient_descent(const tensor& var, const tensor& alpha, const tensor& delta) {
     nn_detail::check_apply("ApplyGradientDescent", var, {{"delta", &delta}}, {{"alpha", &alpha}});
+#ifdef GRAFT_X86_DISPATCH
+    if (var.type() == dtype::float32 && gemm::active_kernel() != gemm::kernel_isa::portable) {
+        float* v = var.data<float>();
+        const float* d = delta.data<float>();
+        const float a = nn_detail::scalar_value<float>(alpha);
+        op_detail::parallel_for(var.num_elements(), 3.0 * sizeof(float), 2.0, [&](std::int64_t i, std::int64_t j) {
+            nn_detail::apply_gradient_descent_avx2(v + i, d + i, a, j - i);
+        });
+        return var;
+    }
+#endif
     nn_detail::with_flat(var, [&](auto tag) {
         using T = decltype(tag);
         var.flat<T>().device(cpu_device()) -= delta.flat<T>() * nn_detail::scalar_value<T>(alpha);

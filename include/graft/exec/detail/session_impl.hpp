@@ -685,7 +685,13 @@ GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std:
             ctx.set_memo(s.memo.get());
             ctx.set_placement(s.dev, s.def, &state_, s.ctx);
             try {
-                (*s.kernel)(ctx);
+                if (state_.options.collect_step_stats) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    (*s.kernel)(ctx);
+                    state_.add_step_time(*s.n, s.dev, std::chrono::steady_clock::now() - t0);
+                } else {
+                    (*s.kernel)(ctx);
+                }
             } catch (const graft::error& e) {
                 if (!e.where().node.empty()) throw;
                 throw graph_error(impl::fused_prefix(*s.n) + e.message(), location::at_node(s.n->name, s.n->op),
