@@ -9,21 +9,31 @@
 //            reordered to torch's i, f, g, o; the forget bias folded into bias_ih, bias_hh zero).
 //            Forward under NoGradGuard; training step: forward, the same loss, backward,
 //            torch::optim::SGD step.
+//   oneDNN   lstm_forward / lstm_backward (benchmarks/onednn_peer.hpp: the library TensorFlow runs on
+//            CPU) on the same weights (gates reordered to oneDNN's i, f, c, o, the forget bias folded
+//            into the f gate's bias). Forward: forward_inference, weights reordered once. Training
+//            step: forward_training, the same loss, backward, SGD as sum primitives; its cases run
+//            apart (--benchmark_filter=onednn: its OpenMP runtime wants another wait policy).
+//   OpenCV   DNN's TF importer reading graft's forward graph (BlockLSTM with Const weights) from a
+//            frozen .pb written by graft::tf::write_graph, as an OpenCV user loads a TF model;
+//            forward only (OpenCV DNN does not train).
 //
-// At setup every benchmark checks that graft and libtorch compute the same thing: h of the
+// At setup every benchmark checks that graft and each peer compute the same thing: h of the
 // forward pass and the gradients of the loss w.r.t. W and b (max abs diff < 1e-4 relative to the
 // largest magnitude); a benchmark whose peers disagree stops with SkipWithError.
 //
 // Arguments are /threads; every benchmark sets graft's, torch's and OpenBLAS's thread counts to it
 // (see bench_support.hpp). Counters: per_step (seconds per forward or training step).
 //
-//   bench_rnn --benchmark_filter='lstm_(forward|train)'
+//   bench_rnn --benchmark_filter='lstm_(forward|train)(_torch)?/'
+//   bench_rnn --benchmark_filter=onednn
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +41,7 @@
 #include "graft/autodiff/gradients.hpp"
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
+#include "graft/formats/tf_graph/graph_io.hpp"
 #include "graft/graph/build.hpp"
 #include "graft/train/optimizer.hpp"
 
@@ -39,6 +50,14 @@
 #pragma GCC diagnostic ignored "-Wpedantic"
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include <torch/torch.h>
+#pragma GCC diagnostic pop
+#endif
+
+#ifdef GRAFT_HAVE_OPENCV
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"  // OpenCV 4.6's headers under C++20
+#include <opencv2/core.hpp>
+#include <opencv2/dnn.hpp>
 #pragma GCC diagnostic pop
 #endif
 
@@ -65,7 +84,9 @@ struct lstm_data {
 
 // ---------------------------------------------------------------- graft
 
-/// BlockLSTM over x with weights w, b (Const or variable reads); returns h [T, B, H].
+/// BlockLSTM over x with weights w, b (Const or variable reads); returns h [T, B, H]. The node is
+/// named "h": OpenCV's LSTM layer resolves a fetch by the layer's name as the name of one of its
+/// outputs ("h" or "c"), so OpenCV can fetch it only under that name.
 endpoint block_lstm(const graft::graph_builder& b, endpoint x, endpoint w, endpoint bias) {
     auto zeros_state = b.constant(tensor(dtype::float32, {batch, units}), "zero_state");
     auto zeros_peep = b.constant(tensor(dtype::float32, {units}), "zero_peephole");
@@ -74,7 +95,7 @@ endpoint block_lstm(const graft::graph_builder& b, endpoint x, endpoint w, endpo
                        {{"forget_bias", graft::attr_value(forget_bias)},
                         {"cell_clip", graft::attr_value(-1.f)},
                         {"use_peephole", graft::attr_value(false)}},
-                       "lstm");
+                       "h");
     return outs[6];
 }
 
@@ -130,6 +151,23 @@ struct graft_trainer {
     void step() { s->run(feeds, {}, {train}); }
 };
 
+/// max |a - b| / max(1, max |b|) over graft's tensor a and a peer's b of the same size ("" when
+/// they agree to 1e-4), else the reason.
+[[maybe_unused]] std::string compare(const char* what, const tensor& a, const float* pb) {
+    const float* pa = a.data<float>();
+    double diff = 0, mag = 1;
+    for (std::int64_t k = 0; k < a.num_elements(); ++k) {
+        diff = std::max(diff, static_cast<double>(std::fabs(pa[k] - pb[k])));
+        mag = std::max(mag, static_cast<double>(std::fabs(pb[k])));
+    }
+    if (!(diff / mag < 1e-4)) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s: graft and the peer differ by %.3g (largest magnitude %.3g)", what, diff, mag);
+        return buf;
+    }
+    return {};
+}
+
 // ---------------------------------------------------------------- libtorch
 
 #ifdef GRAFT_HAVE_TORCH
@@ -184,37 +222,102 @@ struct torch_lstm {
     }
 };
 
-/// max |a - b| / max(1, max |b|) over two float32 tensors of the same size ("" when they agree
-/// to 1e-4), else the reason.
-std::string compare(const char* what, const tensor& a, const torch::Tensor& b) {
-    auto bc = b.contiguous();
-    if (a.num_elements() != bc.numel()) return std::string(what) + ": sizes differ";
-    const float* pa = a.data<float>();
-    const float* pb = bc.data_ptr<float>();
-    double diff = 0, mag = 1;
-    for (std::int64_t k = 0; k < a.num_elements(); ++k) {
-        diff = std::max(diff, static_cast<double>(std::fabs(pa[k] - pb[k])));
-        mag = std::max(mag, static_cast<double>(std::fabs(pb[k])));
-    }
-    if (!(diff / mag < 1e-4)) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%s: graft and libtorch differ by %.3g (largest magnitude %.3g)", what, diff, mag);
-        return buf;
-    }
-    return {};
-}
-
 /// Empty when graft and libtorch agree on h and on the gradients of w and b, else why not.
 const std::string& agreement() {
     static const std::string why = [] {
         const lstm_data d;
         torch_lstm t(d);
-        std::string r = compare("h", graft_forward(d).run(), t.forward());
+        std::string r = compare("h", graft_forward(d).run(), t.forward().contiguous().data_ptr<float>());
         if (!r.empty()) return r;
         auto gg = graft_trainer(d).grads();
         auto tg = t.grads();
-        r = compare("dloss/dw", gg[0], tg[0]);
-        return r.empty() ? compare("dloss/db", gg[1], tg[1]) : r;
+        r = compare("dloss/dw", gg[0], tg[0].data_ptr<float>());
+        return r.empty() ? compare("dloss/db", gg[1], tg[1].data_ptr<float>()) : r;
+    }();
+    return why;
+}
+#endif
+
+// ---------------------------------------------------------------- OpenCV DNN
+
+#ifdef GRAFT_HAVE_OPENCV
+/// graft_forward's graph read by OpenCV's TF importer from a .pb; run() gives h [T, B, H].
+struct opencv_lstm {
+    cv::dnn::Net net;
+    cv::Mat blob;
+    cv::Mat out;
+
+    explicit opencv_lstm(const lstm_data& d) {
+        // OpenCV 4.6's importer moves the kernel's gate blocks from TF's i, c, f, o to its own i, f,
+        // o, c but takes the bias as it is: its .pb gets the bias blocks in OpenCV's order, so it
+        // computes TF's function (without this, h was 0.375 off graft's, libtorch's and oneDNN's).
+        lstm_data od = d;
+        od.b = tensor(dtype::float32, {4 * units});
+        for (std::int64_t k = 0; k < 4; ++k) {
+            const std::int64_t tf_block = k == 1 ? 2 : k == 2 ? 3 : k == 3 ? 1 : 0;  // OpenCV's i, f, o, c
+            std::copy_n(d.b.data<float>() + tf_block * units, units, od.b.data<float>() + k * units);
+        }
+        const graft_forward f(od);
+        const auto pb = std::filesystem::temp_directory_path() / ("graft_bench_lstm_" + std::to_string(::getpid()) + ".pb");
+        graft::tf::write_graph(f.g, pb.string());
+        net = cv::dnn::readNetFromTensorflow(pb.string());
+        std::filesystem::remove(pb);
+        net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+        net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+        const int dims[] = {static_cast<int>(steps), static_cast<int>(batch), static_cast<int>(input_size)};
+        blob = cv::Mat(3, dims, CV_32F);
+        std::copy_n(d.x.data<float>(), d.x.num_elements(), blob.ptr<float>());
+    }
+    const cv::Mat& run() {
+        net.setInput(blob, "x");
+        out = net.forward("h");  // see block_lstm
+        return out;
+    }
+};
+
+/// Empty when OpenCV's h agrees with graft's, else why not.
+const std::string& opencv_agreement() {
+    static const std::string why = []() -> std::string {
+        try {
+            const lstm_data d;
+            opencv_lstm o(d);
+            const cv::Mat h = o.run();
+            if (static_cast<std::int64_t>(h.total()) != steps * batch * units)
+                return "OpenCV's h has " + std::to_string(h.total()) + " values, graft's " + std::to_string(steps * batch * units);
+            return compare("OpenCV h", graft_forward(d).run(), h.ptr<float>());
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    }();
+    return why;
+}
+#endif
+
+// ---------------------------------------------------------------- oneDNN
+
+#ifdef GRAFT_HAVE_ONEDNN
+namespace od = graft::bench::onednn;
+
+od::lstm_params onednn_params(const lstm_data& d) {
+    return {steps, batch, input_size, units, d.w.data<float>(), d.b.data<float>(), forget_bias};
+}
+
+/// Empty when oneDNN agrees with graft on h and on the gradients of w and b, else why not.
+const std::string& onednn_agreement() {
+    static const std::string why = []() -> std::string {
+        try {
+            const lstm_data d;
+            od::lstm f(onednn_params(d));
+            std::string r = compare("oneDNN h", graft_forward(d).run(), f.run(d.x.data<float>()));
+            if (!r.empty()) return r;
+            od::lstm_trainer t(onednn_params(d), learning_rate);
+            auto [dw, db] = t.gradients(d.x.data<float>());
+            auto gg = graft_trainer(d).grads();
+            r = compare("oneDNN dloss/dw", gg[0], dw.data());
+            return r.empty() ? compare("oneDNN dloss/db", gg[1], db.data()) : r;
+        } catch (const std::exception& e) {
+            return e.what();
+        }
     }();
     return why;
 }
@@ -283,6 +386,62 @@ void BM_lstm_train_torch(benchmark::State& st) {
 }
 #endif
 
+#ifdef GRAFT_HAVE_OPENCV
+void BM_lstm_forward_opencv(benchmark::State& st) {
+    set_threads(static_cast<int>(st.range(0)));
+    if (!opencv_agreement().empty()) {
+        st.SkipWithError(opencv_agreement().c_str());
+        return;
+    }
+    const lstm_data d;
+    opencv_lstm o(d);
+    o.run();
+    for (auto _ : st) benchmark::DoNotOptimize(o.run().data);
+    report(st);
+}
+#endif
+
+#ifdef GRAFT_HAVE_ONEDNN
+/// oneDNN's primitives fix their thread partition when built: each case builds its own.
+bool onednn_agrees(benchmark::State& st) {
+    const std::string& why = onednn_agreement();
+    if (!why.empty()) st.SkipWithError(why.c_str());
+    return why.empty();
+}
+
+void BM_lstm_forward_onednn(benchmark::State& st) {
+    set_threads(static_cast<int>(st.range(0)));
+    if (!onednn_agrees(st)) return;
+    const lstm_data d;
+    try {
+        od::lstm f(onednn_params(d));
+        f.run(d.x.data<float>());
+        for (auto _ : st) benchmark::DoNotOptimize(f.run(d.x.data<float>()));
+        st.SetLabel(f.impl());
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+        return;
+    }
+    report(st);
+}
+
+void BM_lstm_train_onednn(benchmark::State& st) {
+    set_threads(static_cast<int>(st.range(0)));
+    if (!onednn_agrees(st)) return;
+    const lstm_data d;
+    try {
+        od::lstm_trainer t(onednn_params(d), learning_rate);
+        t.step(d.x.data<float>());
+        for (auto _ : st) t.step(d.x.data<float>());
+        st.SetLabel(t.impl());
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+        return;
+    }
+    report(st);
+}
+#endif
+
 void args(benchmark::internal::Benchmark* b) {
     b->ArgNames({"threads"});
     for (int threads : {1, 2}) b->Arg(threads);
@@ -295,6 +454,13 @@ BENCHMARK(BM_lstm_forward_torch)->Apply(args);
 BENCHMARK(BM_lstm_train)->Apply(args);
 #ifdef GRAFT_HAVE_TORCH
 BENCHMARK(BM_lstm_train_torch)->Apply(args);
+#endif
+#ifdef GRAFT_HAVE_OPENCV
+BENCHMARK(BM_lstm_forward_opencv)->Apply(args);
+#endif
+#ifdef GRAFT_HAVE_ONEDNN
+BENCHMARK(BM_lstm_forward_onednn)->Apply(args);
+BENCHMARK(BM_lstm_train_onednn)->Apply(args);
 #endif
 
 }  // namespace

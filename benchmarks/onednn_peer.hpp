@@ -746,4 +746,306 @@ private:
     dnnl::memory x_, y_;
 };
 
+// ---------------------------------------------------------------- LSTM
+
+/// An LSTM layer as TensorFlow's BlockLSTM computes it: w [I+H, 4H] (rows: x's I, then h's H;
+/// column blocks of H: gates i, c, f, o), b [4H] with forget_bias added to the f gate, a zero
+/// initial state, no peepholes, no cell clip; x [T, N, I] time-major. Read during construction
+/// only.
+struct lstm_params {
+    std::int64_t steps = 0, batch = 0, input = 0, units = 0;
+    const float* w = nullptr;
+    const float* b = nullptr;
+    float forget_bias = 1.f;
+};
+
+namespace detail {
+
+/// TF's column block for oneDNN's gate g: oneDNN orders an LSTM's gates i, f, c, o; TF i, c, f, o.
+constexpr std::int64_t tf_block(std::int64_t g) {
+    return g == 1 ? 2 : g == 2 ? 1 : g;
+}
+
+/// Rows [r0, r0 + rows) of TF's w as oneDNN's plain ldigo [1, 1, rows, 4, H].
+inline std::vector<float> ldigo_of_tf(const float* w, std::int64_t r0, std::int64_t rows,
+                                      std::int64_t H) {
+    std::vector<float> r(static_cast<std::size_t>(rows * 4 * H));
+    for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t g = 0; g < 4; ++g)
+            std::copy_n(w + (r0 + i) * 4 * H + tf_block(g) * H, H, r.data() + (i * 4 + g) * H);
+    return r;
+}
+
+/// The inverse: plain ldigo [1, 1, rows, 4, H] into rows [r0, r0 + rows) of a TF-layout w.
+inline void tf_of_ldigo(const float* src, std::int64_t r0, std::int64_t rows, std::int64_t H,
+                        float* w) {
+    for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t g = 0; g < 4; ++g)
+            std::copy_n(src + (i * 4 + g) * H, H, w + (r0 + i) * 4 * H + tf_block(g) * H);
+}
+
+/// The dims of an LSTM's tensors: x tnc, weights ldigo, bias ldgo, h tnc.
+struct lstm_dims {
+    dims x, wl, wi, b, h, state;
+    explicit lstm_dims(const lstm_params& p)
+        : x{p.steps, p.batch, p.input},
+          wl{1, 1, p.input, 4, p.units},
+          wi{1, 1, p.units, 4, p.units},
+          b{1, 1, 4, p.units},
+          h{p.steps, p.batch, p.units},
+          state{1, 1, p.batch, p.units} {}
+};
+
+inline void check_lstm(const lstm_params& p, const std::string& what) {
+    if (p.steps <= 0 || p.batch <= 0 || p.input <= 0 || p.units <= 0)
+        fail(what, "steps, batch, input and units must be positive, got " +
+                       shape_str({p.steps, p.batch, p.input, p.units}));
+    if (p.w == nullptr || p.b == nullptr) fail(what, "w and b are required");
+}
+
+/// The master copies of an LSTM's parameters: plain ldigo / ldgo, TF's gates reordered, the
+/// forget bias folded into the f gate's bias.
+struct lstm_master {
+    memory wl, wi, b;
+    lstm_master(const lstm_params& p, const lstm_dims& d) {
+        auto& eng = cpu_engine();
+        wl = memory(md(d.wl, tag::ldigo), eng);
+        wi = memory(md(d.wi, tag::ldigo), eng);
+        b = memory(md(d.b, tag::ldgo), eng);
+        const auto xl = ldigo_of_tf(p.w, 0, p.input, p.units),
+                   hl = ldigo_of_tf(p.w, p.input, p.units, p.units);
+        std::copy(xl.begin(), xl.end(), data_of(wl));
+        std::copy(hl.begin(), hl.end(), data_of(wi));
+        float* pb = data_of(b);
+        for (std::int64_t g = 0; g < 4; ++g)
+            for (std::int64_t o = 0; o < p.units; ++o)
+                pb[g * p.units + o] =
+                    p.b[tf_block(g) * p.units + o] + (g == 1 ? p.forget_bias : 0.f);
+    }
+};
+
+}  // namespace detail
+
+/// LSTM inference (oneDNN's lstm_forward, forward_inference): weights reordered once at setup
+/// into the layout the primitive prefers (format_tag::any); per run x [T, N, I] -> h [T, N, H],
+/// both plain tnc.
+class lstm {
+  public:
+    lstm(const lstm&) = delete;
+    lstm& operator=(const lstm&) = delete;
+
+    explicit lstm(const lstm_params& p) : threads_(threads()) {
+        using namespace dnnl;
+        using detail::any;
+        using detail::md;
+        using detail::tag;
+        detail::check_lstm(p, "building an lstm");
+        detail::guard("building an lstm", [&] {
+            auto& eng = detail::cpu_engine();
+            stream_ = dnnl::stream(eng);
+            const detail::lstm_dims d(p);
+            const detail::lstm_master m(p, d);
+            lstm_forward::desc desc(
+                prop_kind::forward_inference, rnn_direction::unidirectional_left2right,
+                md(d.x, tag::tnc), memory::desc(), memory::desc(), any(d.wl), any(d.wi),
+                md(d.b, tag::ldgo), md(d.h, tag::tnc), memory::desc(), memory::desc());
+            lstm_forward::primitive_desc pd(desc, eng);
+            impl_ = pd.impl_info_str();
+            args_ = {
+                {DNNL_ARG_SRC_LAYER, memory(pd.src_layer_desc(), eng, nullptr)},
+                {DNNL_ARG_WEIGHTS_LAYER,
+                 detail::reorder_now(m.wl, pd.weights_layer_desc(), stream_)},
+                {DNNL_ARG_WEIGHTS_ITER, detail::reorder_now(m.wi, pd.weights_iter_desc(), stream_)},
+                {DNNL_ARG_BIAS, detail::reorder_now(m.b, pd.bias_desc(), stream_)},
+                {DNNL_ARG_DST_LAYER, memory(pd.dst_layer_desc(), eng)}};
+            prim_ = lstm_forward(pd);
+        });
+    }
+
+    /// h [T, N, H] for this x [T, N, I]; h is owned, overwritten by the next call.
+    const float* run(const float* x) {
+        if (threads() != threads_)
+            detail::fail("lstm::run", "built for " + std::to_string(threads_) +
+                                          " threads, called with " + std::to_string(threads()));
+        detail::guard("lstm::run", [&] {
+            args_.at(DNNL_ARG_SRC_LAYER).set_data_handle(const_cast<float*>(x));
+            prim_.execute(stream_, args_);
+            stream_.wait();
+        });
+        return detail::data_of(args_.at(DNNL_ARG_DST_LAYER));
+    }
+    std::string impl() const { return impl_; }
+
+  private:
+    int threads_;
+    std::string impl_;
+    dnnl::stream stream_;
+    dnnl::primitive prim_;
+    std::unordered_map<int, dnnl::memory> args_;
+};
+
+/// One SGD step of an LSTM layer on loss = Sum(h^2) / N: lstm_forward (forward_training, with its
+/// workspace), the loss and its gradient 2h / N in plain C++, lstm_backward, then w -= lr * dw as
+/// oneDNN sum primitives in place on plain ldigo / ldgo master weights, which each step reorders
+/// into the layouts the forward and the backward primitive prefer (all of it counted in step()).
+class lstm_trainer {
+  public:
+    lstm_trainer(const lstm_trainer&) = delete;
+    lstm_trainer& operator=(const lstm_trainer&) = delete;
+
+    lstm_trainer(const lstm_params& p, float learning_rate)
+        : p_(p),
+          threads_(threads()),
+          lr_(learning_rate),
+          master_((detail::check_lstm(p, "building an lstm_trainer"), p), detail::lstm_dims(p)) {
+        detail::guard("building an lstm_trainer", [&] { build(); });
+    }
+
+    /// One training step on x [T, N, I]: forward, backward, update.
+    void step(const float* x) {
+        run_backward(x, "lstm_trainer::step");
+        detail::guard("lstm_trainer::step", [&] {
+            update_.run(stream_);
+            stream_.wait();
+        });
+    }
+    /// The loss before the last step's update (or of the last gradients() call).
+    float loss() const { return loss_; }
+
+    /// d(loss)/dw [I+H, 4H] and d(loss)/db [4H] in TF's layout at the current weights (no update).
+    std::pair<std::vector<float>, std::vector<float>> gradients(const float* x) {
+        run_backward(x, "lstm_trainer::gradients");
+        const std::int64_t I = p_.input, H = p_.units;
+        std::vector<float> dw(static_cast<std::size_t>((I + H) * 4 * H)),
+            db(static_cast<std::size_t>(4 * H));
+        detail::tf_of_ldigo(detail::data_of(dwl_), 0, I, H, dw.data());
+        detail::tf_of_ldigo(detail::data_of(dwi_), I, H, H, dw.data());
+        const float* g = detail::data_of(db_);
+        for (std::int64_t k = 0; k < 4; ++k)
+            std::copy_n(g + k * H, H, db.data() + detail::tf_block(k) * H);
+        return {std::move(dw), std::move(db)};
+    }
+    std::string impl() const { return impl_; }
+
+  private:
+    void run_backward(const float* x, const char* what) {
+        if (threads() != threads_)
+            detail::fail(what, "built for " + std::to_string(threads_) + " threads, called with " +
+                                   std::to_string(threads()));
+        detail::guard(what, [&] {
+            x_.set_data_handle(const_cast<float*>(x));
+            fwd_.run(stream_);
+            stream_.wait();
+            // loss = Sum(h^2) / N; d(loss)/dh = 2h / N
+            const float* h = detail::data_of(h_);
+            float* dh = detail::data_of(dh_);
+            const std::size_t n = detail::floats_of(h_);
+            const float scale = 2.f / static_cast<float>(p_.batch);
+            double total = 0;
+            for (std::size_t k = 0; k < n; ++k) {
+                total += static_cast<double>(h[k]) * static_cast<double>(h[k]);
+                dh[k] = scale * h[k];
+            }
+            loss_ = static_cast<float>(total / static_cast<double>(p_.batch));
+            // the RNN backward primitive adds into its weight gradients
+            for (const auto& m : {dwl_, dwi_, db_})
+                std::fill_n(detail::data_of(m), detail::floats_of(m), 0.f);
+            bwd_.run(stream_);
+            stream_.wait();
+        });
+    }
+
+    void build() {
+        using namespace dnnl;
+        using detail::any;
+        using detail::md;
+        using detail::tag;
+        auto& eng = detail::cpu_engine();
+        stream_ = dnnl::stream(eng);
+        const detail::lstm_dims d(p_);
+        const auto dir = rnn_direction::unidirectional_left2right;
+        const memory::desc none;
+        // The zero initial state as a memory of zeros: with src_iter left out (a zero desc, which
+        // the API documents as "zero state"), oneDNN 2.6's backward gave weights_iter gradients
+        // 17-107% off graft's and libtorch's, while the forward's h and the weights_layer gradients
+        // agreed.
+        const auto st = md(d.state, tag::ldnc);
+        lstm_forward::primitive_desc fpd(
+            lstm_forward::desc(prop_kind::forward_training, dir, md(d.x, tag::tnc), st, st,
+                               any(d.wl), any(d.wi), md(d.b, tag::ldgo), md(d.h, tag::tnc), none,
+                               none),
+            eng);
+        lstm_backward::primitive_desc bpd(
+            lstm_backward::desc(prop_kind::backward, dir, md(d.x, tag::tnc), st, st, any(d.wl),
+                                any(d.wi), md(d.b, tag::ldgo), md(d.h, tag::tnc), none, none,
+                                md(d.x, tag::tnc), st, st, md(d.wl, tag::ldigo),
+                                md(d.wi, tag::ldigo), md(d.b, tag::ldgo), md(d.h, tag::tnc), none,
+                                none),
+            eng, fpd);
+        impl_ = std::string(fpd.impl_info_str()) + " / " + bpd.impl_info_str();
+        x_ = memory(fpd.src_layer_desc(), eng, nullptr);
+        h_ = memory(fpd.dst_layer_desc(), eng);
+        dh_ = memory(bpd.diff_dst_layer_desc(), eng);
+        dx_ = memory(bpd.diff_src_layer_desc(), eng);
+        dwl_ = memory(bpd.diff_weights_layer_desc(), eng);
+        dwi_ = memory(bpd.diff_weights_iter_desc(), eng);
+        db_ = memory(bpd.diff_bias_desc(), eng);
+        ws_ = memory(fpd.workspace_desc(), eng);
+        s0_ = memory(st, eng);
+        ds0_ = memory(st, eng);
+        std::fill_n(detail::data_of(s0_), detail::floats_of(s0_), 0.f);
+        // each step: the master weights into the forward's and the backward's layouts
+        memory fwl = fwd_.as(master_.wl, fpd.weights_layer_desc(), "weights_layer fwd");
+        memory fwi = fwd_.as(master_.wi, fpd.weights_iter_desc(), "weights_iter fwd");
+        fwd_.add(lstm_forward(fpd),
+                 {{DNNL_ARG_SRC_LAYER, x_},
+                  {DNNL_ARG_WEIGHTS_LAYER, fwl},
+                  {DNNL_ARG_WEIGHTS_ITER, fwi},
+                  {DNNL_ARG_BIAS, master_.b},
+                  {DNNL_ARG_SRC_ITER, s0_},
+                  {DNNL_ARG_SRC_ITER_C, s0_},
+                  {DNNL_ARG_DST_LAYER, h_},
+                  {DNNL_ARG_WORKSPACE, ws_}},
+                 "lstm forward_training");
+        memory bwl = bwd_.as(master_.wl, bpd.weights_layer_desc(), "weights_layer bwd");
+        memory bwi = bwd_.as(master_.wi, bpd.weights_iter_desc(), "weights_iter bwd");
+        bwd_.add(lstm_backward(bpd),
+                 {{DNNL_ARG_SRC_LAYER, x_},
+                  {DNNL_ARG_WEIGHTS_LAYER, bwl},
+                  {DNNL_ARG_WEIGHTS_ITER, bwi},
+                  {DNNL_ARG_BIAS, master_.b},
+                  {DNNL_ARG_SRC_ITER, s0_},
+                  {DNNL_ARG_SRC_ITER_C, s0_},
+                  {DNNL_ARG_DIFF_SRC_ITER, ds0_},
+                  {DNNL_ARG_DIFF_SRC_ITER_C, ds0_},
+                  {DNNL_ARG_DST_LAYER, h_},
+                  {DNNL_ARG_DIFF_DST_LAYER, dh_},
+                  {DNNL_ARG_WORKSPACE, ws_},
+                  {DNNL_ARG_DIFF_SRC_LAYER, dx_},
+                  {DNNL_ARG_DIFF_WEIGHTS_LAYER, dwl_},
+                  {DNNL_ARG_DIFF_WEIGHTS_ITER, dwi_},
+                  {DNNL_ARG_DIFF_BIAS, db_}},
+                 "lstm backward");
+        for (auto [w, g, what] :
+             {std::tuple{master_.wl, dwl_, "weights_layer"},
+              std::tuple{master_.wi, dwi_, "weights_iter"}, std::tuple{master_.b, db_, "bias"}}) {
+            sum::primitive_desc spd(w.get_desc(), {1.f, -lr_}, {w.get_desc(), g.get_desc()}, eng);
+            update_.add(
+                sum(spd),
+                {{DNNL_ARG_DST, w}, {DNNL_ARG_MULTIPLE_SRC, w}, {DNNL_ARG_MULTIPLE_SRC + 1, g}},
+                std::string("sgd ") + what);
+        }
+    }
+
+    lstm_params p_;
+    int threads_;
+    float lr_;
+    float loss_ = 0;
+    detail::lstm_master master_;
+    std::string impl_;
+    dnnl::stream stream_;
+    detail::program fwd_, bwd_, update_;
+    detail::memory x_, h_, dh_, dx_, dwl_, dwi_, db_, ws_, s0_, ds0_;
+};
+
 }  // namespace graft::bench::onednn

@@ -2,7 +2,8 @@
 """graft's speed on this machine against its CPU peers, as one table (make bench-report).
 
 Runs bench_models (whole models: MLP 784-512-512-10, LeNet-5; batch 1 and 128; 1 and 2 threads;
-and the roofline probes) and bench_train (training steps) from a build folder, each twice: once for
+and the roofline probes), bench_train (training steps) and bench_rnn (an LSTM layer: TF's BlockLSTM,
+100 steps x batch 32, 128 -> 128, forward and training step) from a build folder, each twice: once for
 graft, libtorch and OpenCV DNN, once for oneDNN in a process of its own (its OpenMP runtime wants the
 spin-waiting policy libtorch's does not; see benchmarks/bench_support.hpp), then prints:
 
@@ -11,6 +12,8 @@ spin-waiting policy libtorch's does not; see benchmarks/bench_support.hpp), then
     the time to stream the model's weights once (BM_probe_read) over graft's time, at batch 128 the
     model's GFLOP/s over the machine's FMA peak (BM_probe_fma);
   - per training step: graft, libtorch, oneDNN, and graft / libtorch;
+  - the LSTM: forward against libtorch, OpenCV DNN and oneDNN, training step against libtorch and
+    oneDNN, with graft / fastest peer;
   - 2 threads over 1 thread for graft at batch 128.
 
   scripts/bench_report.py [--build build] [--isa native|avx2] [--min-time 0.3] [--repetitions 3]
@@ -104,6 +107,7 @@ def main():
         env.update(AVX2_LIMITS)
     bench = os.path.join(args.build, "benchmarks")
     models, train = os.path.join(bench, "bench_models"), os.path.join(bench, "bench_train")
+    rnn = os.path.join(bench, "bench_rnn")
 
     ctx, m = run(models, "(mlp|lenet)_(graft|torch|opencv)/|probe_", env, args.min_time, args.repetitions)
     ctx_dnn, m_dnn = run(models, "(mlp|lenet)_onednn/", env, args.min_time, args.repetitions)
@@ -111,6 +115,9 @@ def main():
     _, t = run(train, "(mlp|lenet)_train(_torch)?/", env, args.min_time, args.repetitions)
     _, t_dnn = run(train, "(mlp|lenet)_train_onednn/", env, args.min_time, args.repetitions)
     t.update(t_dnn)
+    _, lstm = run(rnn, "lstm_(forward|train)(_torch|_opencv)?/", env, args.min_time, args.repetitions)
+    _, lstm_dnn = run(rnn, "lstm_(forward|train)_onednn/", env, args.min_time, args.repetitions)
+    lstm.update(lstm_dnn)
 
     print(f"\n# graft vs its CPU peers ({args.isa} run)\n")
     print(f"- CPU: {ctx.get('cpu_model', '?')}, {ctx.get('num_cpus', '?')} CPUs; ISA flags: {ctx.get('cpu_isa', '?')}")
@@ -169,6 +176,18 @@ def main():
             r1 = f"{g / to:.2f}" if g and to else "-"
             r2 = f"{g / dn:.2f}" if g and dn else "-"
             print(f"| {model} | {batch} | {th} | {fmt_ms(g)} | {fmt_ms(to)} | {fmt_ms(dn)} | {r1} | {r2} |")
+
+    print("\n| LSTM (T 100, batch 32, 128 units) | threads | graft ms | libtorch ms | OpenCV ms | oneDNN ms | graft / fastest peer |")
+    print("|---|---|---|---|---|---|---|")
+    for what in ("forward", "train"):
+        for th in (1, 2):
+            ts = {p: seconds(find(lstm, f"BM_lstm_{what}{'' if p == 'graft' else '_' + p}/threads:{th}"))
+                  for p in ("graft", "torch", "opencv", "onednn")}
+            peers = [v for p, v in ts.items() if p != "graft" and v is not None]
+            ratio = ts["graft"] / min(peers) if ts["graft"] and peers else None
+            rows.append({"model": "lstm_" + what, "batch": 32, "threads": th, **{k + "_s": v for k, v in ts.items()}, "ratio": ratio})
+            print(f"| {what} | {th} | {fmt_ms(ts['graft'])} | {fmt_ms(ts['torch'])} | {fmt_ms(ts['opencv'])} | {fmt_ms(ts['onednn'])} "
+                  f"| {'-' if ratio is None else f'{ratio:.2f}'} |")
 
     print("\n| graft, batch 128 | 1 thread ms | 2 threads ms | speed-up |")
     print("|---|---|---|---|")
