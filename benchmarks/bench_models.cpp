@@ -292,7 +292,9 @@ fixture make_fixture(model_kind k, std::int64_t batch) {
     fixture f;
     f.batch = batch;
     f.x = random_f32(input_shape(k, batch), 7, 1.f);
-    f.session = std::make_unique<graft::exec::session>(m.g);
+    graft::exec::session_options o;
+    o.collect_step_stats = std::getenv("GRAFT_BENCH_STEP_STATS") != nullptr;
+    f.session = std::make_unique<graft::exec::session>(m.g, o);
     f.feeds = {{"x:0", f.x}};
     try {
         f.logits = f.session->run(f.feeds, f.fetches).at(0);
@@ -384,7 +386,9 @@ fixture* start(benchmark::State& st, model_kind k) {
 void run_graft(benchmark::State& st, model_kind k) {
     fixture* f = start(st, k);
     if (!f) return;
+    f->session->state().clear_step_stats();
     for (auto _ : st) benchmark::DoNotOptimize(f->session->run(f->feeds, f->fetches)[0].raw_data());
+    graft::bench::print_step_stats(*f->session, std::string(k == model_kind::mlp ? "mlp" : "lenet") + " batch " + std::to_string(f->batch) + " threads " + std::to_string(graft::num_threads()), static_cast<std::int64_t>(st.iterations()));
     per_batch(st, f->batch);
 }
 

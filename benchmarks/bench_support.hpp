@@ -18,6 +18,7 @@
 
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
+#include "graft/exec/session.hpp"
 #include "graft/ops/gemm.hpp"
 #include "graft/ops/random.hpp"
 
@@ -129,6 +130,21 @@ inline void set_threads(int n) {
     if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(n);
     // OpenMP's (oneDNN's runtime, and libtorch's when linked: the same libgomp)
     if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(n);
+}
+
+/// With session_options::collect_step_stats on (GRAFT_BENCH_STEP_STATS=1 in bench_models and
+/// bench_train): each node's kernel time per run over `runs` runs, longest first, to stderr.
+inline void print_step_stats(graft::exec::session& s, const std::string& title, std::int64_t runs) {
+    const auto stats = s.state().step_stats();
+    if (stats.empty() || runs <= 0) return;
+    double sum = 0;
+    for (const auto& e : stats) sum += static_cast<double>(e.total.count());
+    std::fprintf(stderr, "%s: %.1f us of kernels per run\n", title.c_str(), sum * 1e-3 / static_cast<double>(runs));
+    for (const auto& e : stats) {
+        const double us = static_cast<double>(e.total.count()) * 1e-3 / static_cast<double>(runs);
+        if (us < 0.1) continue;
+        std::fprintf(stderr, "  %9.1f us  %-24s %s\n", us, e.op.c_str(), e.node.c_str());
+    }
 }
 
 /// float32 uniform in [-scale, scale) from graft's Philox with a fixed seed.

@@ -134,19 +134,6 @@ struct graft_trainer {
         s->run(feeds, {}, {train});  // compile the plan, warm the caches
         s->state().clear_step_stats();
     }
-    /// With GRAFT_BENCH_STEP_STATS set: each node's kernel time per step, longest first, to stderr.
-    void print_step_stats(const std::string& title, std::int64_t steps) const {
-        const auto stats = s->state().step_stats();
-        if (stats.empty() || steps <= 0) return;
-        double sum = 0;
-        for (const auto& e : stats) sum += static_cast<double>(e.total.count());
-        std::fprintf(stderr, "%s: %.1f us of kernels per step\n", title.c_str(), sum * 1e-3 / static_cast<double>(steps));
-        for (const auto& e : stats) {
-            const double us = static_cast<double>(e.total.count()) * 1e-3 / static_cast<double>(steps);
-            if (us < 1.0) continue;
-            std::fprintf(stderr, "  %9.1f us  %-24s %s\n", us, e.op.c_str(), e.node.c_str());
-        }
-    }
     void step() { s->run(feeds, {}, {train}); }
 };
 
@@ -224,9 +211,9 @@ void run_graft(benchmark::State& st, model_kind k) {
     auto d = make_data(k, batch);
     graft_trainer t(k, layers_of(k), d.x, d.y);
     for (auto _ : st) t.step();
-    t.print_step_stats(std::string(k == model_kind::mlp ? "mlp" : "lenet") + " batch " + std::to_string(batch) +
-                           " threads " + std::to_string(st.range(1)),
-                       static_cast<std::int64_t>(st.iterations()));
+    graft::bench::print_step_stats(*t.s, std::string(k == model_kind::mlp ? "mlp" : "lenet") + " batch " + std::to_string(batch) +
+                                             " threads " + std::to_string(st.range(1)),
+                                   static_cast<std::int64_t>(st.iterations()));
     report(st, k, batch);
 }
 void BM_mlp_train(benchmark::State& st) { run_graft(st, model_kind::mlp); }

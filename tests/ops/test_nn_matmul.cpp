@@ -214,6 +214,46 @@ TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bi
     set_num_threads(2);
 }
 
+TEST_CASE("nn gemv of a B packed for the GEMM: one sweep per column, the same bits on any thread count") {
+    // K past one kc_block (320) and not a multiple of it; N not a multiple of the 16-column panel
+    // nor of the 4-panel group; [784,512] is the MLP's first layer
+    for (auto [K_b, N_b] : {std::pair<std::int64_t, std::int64_t>{784, 512}, {700, 37}, {5, 3}, {321, 100}, {1000, 300}}) {
+        auto& K = K_b; auto& N = N_b;
+        INFO("K=" << K << " N=" << N);
+        const tensor x = random_tensor(dtype::float32, {1, K}, 23), w = random_tensor(dtype::float32, {K, N}, 24);
+        const tensor want = ref_matmul(x, w, false, false);
+        const float* xp = x.data<float>();
+        const ops::gemm::matrix_source<float> B{w.data<float>(), 1, N, N};
+        const ops::gemm::packed_b<float> P(K, N, B);
+        REQUIRE(P.packed());
+        CHECK_FALSE(ops::gemm::gemv_packed(N, K + 1, xp, 1, P, nullptr, 1, false));  // packed for another K
+        for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+            ops::gemm::limit_kernel(isa);
+            std::vector<float> sweep(static_cast<std::size_t>(N), 0.25f);
+            ops::gemm::detail::gemv_columns(isa, 0, N, K, xp, 1, B, sweep.data(), 1, true);
+            for (int threads : {1, 2, 3}) {
+                set_num_threads(threads);
+                std::vector<float> y(static_cast<std::size_t>(N), 0.25f);
+                const bool used = ops::gemm::gemv_packed(N, K, xp, 1, P, y.data(), 1, true);
+                INFO("isa=" << static_cast<int>(isa) << " threads=" << threads);
+                CHECK(used == (isa == ops::gemm::kernel_isa::avx2));  // the AVX2 path only
+                if (!used) continue;
+                for (std::int64_t n = 0; n < N; ++n)
+                    CHECK(y[static_cast<std::size_t>(n)] == doctest::Approx(0.25 + want.data<double>()[n]).epsilon(1e-4).scale(1.0));
+                CHECK(y == sweep);  // the column sweep's bits: k = 0..K-1, one fused multiply-add each
+            }
+            // MatMul with the packed b at batch 1: the same values as without it
+            set_num_threads(2);
+            const tensor pw = ops::matmul(x, w, {false, false, &P}), plain = ops::matmul(x, w);
+            const tensor dw = cast(plain, dtype::float64);
+            for (std::int64_t n = 0; n < N; ++n)
+                CHECK(pw.data<float>()[n] == doctest::Approx(dw.data<double>()[n]).epsilon(1e-5).scale(1.0));
+        }
+    }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    set_num_threads(2);
+}
+
 TEST_CASE("gemm: GRAFT_MAX_CPU_ISA sets the kernel cap (any case), another value is ignored") {
     namespace g = graft::ops::gemm;
     const char* old = std::getenv("GRAFT_MAX_CPU_ISA");

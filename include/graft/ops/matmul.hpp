@@ -32,7 +32,8 @@ struct matmul_params {
     bool transpose_a = false;
     bool transpose_b = false;
     /// float32 op(b) packed beforehand (gemm::packed_b over op(b), e.g. a constant weight matrix):
-    /// the product reads it instead of packing b when it runs on the GEMM path and the sizes match.
+    /// the product reads it instead of packing b when it runs on the GEMM path and the sizes match,
+    /// and its panels in the order they lie for one row of a (gemm::gemv_packed, under AVX2).
     const gemm::packed_b<float>* b_packed = nullptr;
 };
 
@@ -57,7 +58,9 @@ inline void matmul_f32(std::int64_t M, std::int64_t N, std::int64_t K, const flo
     const std::int64_t sa_outer = ta ? 1 : lda, sa_depth = ta ? lda : 1;
     const gemm::matrix_source<float> B = matmul_b_source(b, K, N, tb);
     if (M == 1 && max_threads == 0) {
-        gemm::gemv(N, K, a, sa_depth, B, c, 1, false);
+        // a constant weight matrix packed for the GEMM streams in the order it lies (gemv_packed)
+        if (b_packed == nullptr || !gemm::gemv_packed(N, K, a, sa_depth, *b_packed, c, 1, false))
+            gemm::gemv(N, K, a, sa_depth, B, c, 1, false);
     } else if (N == 1 && max_threads == 0) {
         gemm::gemv(M, K, b, B.depth_stride, gemm::matrix_source<float>{a, sa_outer, sa_depth, M}, c, N, false);
     } else {

@@ -167,6 +167,9 @@ public:
     [[nodiscard]] bool packed() const { return data_ != nullptr; }
     /// True when this packs a B of K x N.
     [[nodiscard]] bool fits(std::int64_t K, std::int64_t N) const { return packed() && K == K_ && N == N_; }
+    /// K and N of the packed B.
+    [[nodiscard]] std::int64_t depth() const { return K_; }
+    [[nodiscard]] std::int64_t cols() const { return N_; }
     /// The panels from column n0 (a multiple of nr) of the block at depth pc, kc deep.
     [[nodiscard]] const T* panels(std::int64_t pc, std::int64_t kc, std::int64_t n0) const {
         return data_.get() + pc * padded_n_ + n0 * kc;
