@@ -993,6 +993,7 @@ class lstm_trainer {
         ws_ = memory(fpd.workspace_desc(), eng);
         s0_ = memory(st, eng);
         ds0_ = memory(st, eng);
+        dc0_ = memory(st, eng);
         std::fill_n(detail::data_of(s0_), detail::floats_of(s0_), 0.f);
         // each step: the master weights into the forward's and the backward's layouts
         memory fwl = fwd_.as(master_.wl, fpd.weights_layer_desc(), "weights_layer fwd");
@@ -1017,7 +1018,7 @@ class lstm_trainer {
                   {DNNL_ARG_SRC_ITER, s0_},
                   {DNNL_ARG_SRC_ITER_C, s0_},
                   {DNNL_ARG_DIFF_SRC_ITER, ds0_},
-                  {DNNL_ARG_DIFF_SRC_ITER_C, ds0_},
+                  {DNNL_ARG_DIFF_SRC_ITER_C, dc0_},
                   {DNNL_ARG_DST_LAYER, h_},
                   {DNNL_ARG_DIFF_DST_LAYER, dh_},
                   {DNNL_ARG_WORKSPACE, ws_},
@@ -1045,7 +1046,7 @@ class lstm_trainer {
     std::string impl_;
     dnnl::stream stream_;
     detail::program fwd_, bwd_, update_;
-    detail::memory x_, h_, dh_, dx_, dwl_, dwi_, db_, ws_, s0_, ds0_;
+    detail::memory x_, h_, dh_, dx_, dwl_, dwi_, db_, ws_, s0_, ds0_, dc0_;  // ds0_, dc0_: the initial state's gradients (unread)
 };
 
 }  // namespace graft::bench::onednn
