@@ -388,7 +388,9 @@ void run_graft(benchmark::State& st, model_kind k) {
     if (!f) return;
     f->session->state().clear_step_stats();
     for (auto _ : st) benchmark::DoNotOptimize(f->session->run(f->feeds, f->fetches)[0].raw_data());
-    graft::bench::print_step_stats(*f->session, std::string(k == model_kind::mlp ? "mlp" : "lenet") + " batch " + std::to_string(f->batch) + " threads " + std::to_string(graft::num_threads()), static_cast<std::int64_t>(st.iterations()));
+    const std::string title = std::string(k == model_kind::mlp ? "mlp" : "lenet") + " batch " + std::to_string(f->batch) +
+                              " threads " + std::to_string(graft::num_threads());
+    graft::bench::print_step_stats(*f->session, title, static_cast<std::int64_t>(st.iterations()));
     per_batch(st, f->batch);
 }
 
