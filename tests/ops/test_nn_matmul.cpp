@@ -2,9 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "graft/ops/matmul.hpp"
+#include "graft/ops/transpose.hpp"
 #include "ops/nn_testing.hpp"
 
 using namespace graft;
@@ -162,6 +164,36 @@ TEST_CASE("nn MatMul: b packed beforehand (gemm::packed_b) gives the same bits a
     CHECK_FALSE(ops::pack_matmul_b(w, false));
     CHECK_FALSE(ops::pack_matmul_b(random_tensor(dtype::float64, {4, 5}, 28), false));
     CHECK_FALSE(ops::pack_matmul_b(random_tensor(dtype::float32, {2, 4, 5}, 29), false));
+}
+
+TEST_CASE("nn MatMul: a transposed b packs to the same panels as the same b untransposed (same bits)") {
+    // the AVX2 path packs a b whose columns lie along k by 8x8 register transposes: depths not a
+    // multiple of 8 (the tail), past one panel depth (320), column counts short of, at and past one
+    // 16-column panel, and two threads (each packs its own columns from an offset)
+    for (std::int64_t K : {1, 7, 8, 9, 17, 320, 321, 700})
+        for (std::int64_t N : {1, 15, 16, 17, 33, 520}) {
+            const tensor bt = random_tensor(dtype::float32, {N, K}, 31);  // b^T, as MatMul(transpose_b) gets it
+            const tensor b = ops::transpose(bt, {1, 0});
+            const ops::gemm::packed_b<float> from_t(K, N, ops::gemm::matrix_source<float>{bt.data<float>(), K, 1, N});
+            const ops::gemm::packed_b<float> plain(K, N, ops::gemm::matrix_source<float>{b.data<float>(), 1, N, N});
+            const tensor a = random_tensor(dtype::float32, {40, K}, 32);
+            for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+                ops::gemm::limit_kernel(isa);
+                INFO("K=" << K << " N=" << N << " kernel=" << static_cast<int>(isa));
+                const ops::gemm::packed_b<float> t_here(K, N, ops::gemm::matrix_source<float>{bt.data<float>(), K, 1, N});
+                const std::int64_t padded = (N + 15) / 16 * 16;
+                CHECK(std::memcmp(t_here.panels(0, 0, 0), plain.panels(0, 0, 0),
+                                  static_cast<std::size_t>(K * padded) * sizeof(float)) == 0);
+                CHECK(std::memcmp(from_t.panels(0, 0, 0), plain.panels(0, 0, 0),
+                                  static_cast<std::size_t>(K * padded) * sizeof(float)) == 0);
+                for (int threads : {1, 2}) {
+                    set_num_threads(threads);
+                    CHECK(equal(ops::matmul(a, bt, {false, true}), ops::matmul(a, b)));
+                }
+            }
+        }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    set_num_threads(2);
 }
 
 TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bits on any thread count") {

@@ -140,6 +140,21 @@ void pack_b_block(const S& B, std::int64_t n0, std::int64_t nc, std::int64_t k0,
             if (whole * nr < nc) B.pack(n0 + whole * nr, nr, k0, kc, dst + whole * nr * kc);
             return;
         }
+#ifdef GRAFT_X86_DISPATCH
+        if constexpr (std::is_same_v<T, float>) {
+            // columns contiguous along k (a transposed B): whole panels by register transposes
+            if (B.depth_stride == 1 && active_isa() != kernel_isa::portable) {
+                const std::int64_t whole = std::clamp<std::int64_t>(B.outer_extent - n0, 0, nc) / nr;
+                const float* cols[nr];
+                for (std::int64_t j = 0; j < whole; ++j) {
+                    for (int c = 0; c < nr; ++c) cols[c] = B.data + (n0 + j * nr + c) * B.outer_stride + k0;
+                    pack_b_panel_cols_avx2(cols, kc, dst + j * nr * kc);
+                }
+                for (std::int64_t jr = whole * nr; jr < nc; jr += nr) B.pack(n0 + jr, nr, k0, kc, dst + jr * kc);
+                return;
+            }
+        }
+#endif
     }
     for (std::int64_t jr = 0; jr < nc; jr += nr) B.pack(n0 + jr, nr, k0, kc, dst + jr * kc);
 }
