@@ -17,9 +17,12 @@ spin-waiting policy libtorch's does not; see benchmarks/bench_support.hpp), then
   - 2 threads over 1 thread for graft at batch 128.
 
   scripts/bench_report.py [--build build] [--isa native|avx2] [--min-time 0.3] [--repetitions 3]
-                          [--json out.json]
+                          [--rounds 2] [--json out.json]
 
-Each figure is the median of --repetitions runs.
+Each figure is the median of --rounds x --repetitions runs: each binary runs --rounds times, in turn
+with the others (oneDNN's process and graft's alternate over the same minutes), and within a run the
+benchmarks' repetitions are interleaved in random order, so a shared VM's slow minutes fall on graft
+and its peers alike.
 
 --isa avx2 limits graft AND the peers to AVX2 (GRAFT_MAX_CPU_ISA=avx2, OPENBLAS_CORETYPE=Haswell,
 ONEDNN_MAX_CPU_ISA=AVX2, OPENCV_CPU_DISABLE=the AVX-512 groups), so a developer on an AVX-512 machine
@@ -47,13 +50,17 @@ MODEL_FLOPS = {  # forward multiply-adds per example x 2
 
 
 def run(binary, flt, env, min_time, repetitions):
-    """Runs one benchmark binary with a filter; returns (context, {name: entry})."""
+    """Runs one benchmark binary with a filter, its benchmarks' repetitions in random order
+    (--benchmark_enable_random_interleaving: graft and the peers in one process see the same drift
+    of a shared VM, instead of one of them running in a slow minute). Returns (context,
+    {name: [one entry per repetition]})."""
     if not os.path.exists(binary):
         sys.exit(f"bench_report: {binary} is missing: build it first (make bench builds the benchmarks)")
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     cmd = [binary, f"--benchmark_filter={flt}", f"--benchmark_min_time={min_time}",
-           f"--benchmark_repetitions={repetitions}", "--benchmark_out_format=json", f"--benchmark_out={out}"]
+           f"--benchmark_repetitions={repetitions}", "--benchmark_enable_random_interleaving=true",
+           "--benchmark_out_format=json", f"--benchmark_out={out}"]
     print("  running:", " ".join(cmd[:2]), file=sys.stderr, flush=True)
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -61,17 +68,36 @@ def run(binary, flt, env, min_time, repetitions):
     with open(out) as f:
         data = json.load(f)
     os.unlink(out)
-    entries = {}
+    samples = {}
     for b in data.get("benchmarks", []):
-        # one repetition: its iteration entry; several: their median (a shared VM's neighbours
-        # come and go between repetitions)
-        if repetitions > 1:
-            if b.get("run_type") != "aggregate" or b.get("aggregate_name") != "median":
-                continue
-            entries[b["run_name"]] = b
-        elif b.get("run_type", "iteration") == "iteration":
-            entries[b["name"]] = b
-    return data.get("context", {}), entries
+        if b.get("run_type", "iteration") != "iteration":
+            continue  # the aggregates: the medians are taken over all rounds below
+        samples.setdefault(b.get("run_name", b["name"]), []).append(b)
+    return data.get("context", {}), samples
+
+
+def run_rounds(jobs, env, min_time, repetitions, rounds):
+    """Runs each job (binary, filter) `rounds` times, the jobs in turn (so oneDNN, in a process of
+    its own, and graft's process alternate over the same minutes), and returns per job (context,
+    {name: median entry}) over all rounds' repetitions."""
+    ctxs, samples = {}, {key: {} for key in jobs}
+    for _ in range(rounds):
+        for key, (binary, flt) in jobs.items():
+            ctx, got = run(binary, flt, env, min_time, repetitions)
+            ctxs.setdefault(key, ctx)
+            for name, entries in got.items():
+                samples[key].setdefault(name, []).extend(entries)
+    out = {}
+    for key in jobs:
+        medians = {}
+        for name, entries in samples[key].items():
+            entries = sorted(entries, key=lambda e: e["real_time"])
+            mid = dict(entries[(len(entries) - 1) // 2])  # its counters (GFLOP/s) go with it
+            if len(entries) % 2 == 0:
+                mid["real_time"] = (entries[len(entries) // 2 - 1]["real_time"] + entries[len(entries) // 2]["real_time"]) / 2
+            medians[name] = mid
+        out[key] = (ctxs.get(key, {}), medians)
+    return out
 
 
 def seconds(entry):
@@ -98,7 +124,10 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--isa", choices=["native", "avx2"], default="native")
     ap.add_argument("--min-time", default="0.3")
-    ap.add_argument("--repetitions", type=int, default=3, help="each figure is the median of this many runs")
+    ap.add_argument("--repetitions", type=int, default=3, help="repetitions of each benchmark per round")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="times each binary runs, in turn with the others; each figure is the median of "
+                         "rounds x repetitions runs")
     ap.add_argument("--json", help="also write the table's figures here")
     args = ap.parse_args()
 
@@ -109,15 +138,19 @@ def main():
     models, train = os.path.join(bench, "bench_models"), os.path.join(bench, "bench_train")
     rnn = os.path.join(bench, "bench_rnn")
 
-    ctx, m = run(models, "(mlp|lenet)_(graft|torch|opencv)/|probe_", env, args.min_time, args.repetitions)
-    ctx_dnn, m_dnn = run(models, "(mlp|lenet)_onednn/", env, args.min_time, args.repetitions)
+    res = run_rounds({
+        "models": (models, "(mlp|lenet)_(graft|torch|opencv)/|probe_"),
+        "models_dnn": (models, "(mlp|lenet)_onednn/"),
+        "train": (train, "(mlp|lenet)_train(_torch)?/"),
+        "train_dnn": (train, "(mlp|lenet)_train_onednn/"),
+        "rnn": (rnn, "lstm_(forward|train)(_torch|_opencv)?/"),
+        "rnn_dnn": (rnn, "lstm_(forward|train)_onednn/"),
+    }, env, args.min_time, args.repetitions, args.rounds)
+    ctx, m = res["models"]
+    ctx_dnn, m_dnn = res["models_dnn"]
     m.update(m_dnn)
-    _, t = run(train, "(mlp|lenet)_train(_torch)?/", env, args.min_time, args.repetitions)
-    _, t_dnn = run(train, "(mlp|lenet)_train_onednn/", env, args.min_time, args.repetitions)
-    t.update(t_dnn)
-    _, lstm = run(rnn, "lstm_(forward|train)(_torch|_opencv)?/", env, args.min_time, args.repetitions)
-    _, lstm_dnn = run(rnn, "lstm_(forward|train)_onednn/", env, args.min_time, args.repetitions)
-    lstm.update(lstm_dnn)
+    t = {**res["train"][1], **res["train_dnn"][1]}
+    lstm = {**res["rnn"][1], **res["rnn_dnn"][1]}
 
     print(f"\n# graft vs its CPU peers ({args.isa} run)\n")
     print(f"- CPU: {ctx.get('cpu_model', '?')}, {ctx.get('num_cpus', '?')} CPUs; ISA flags: {ctx.get('cpu_isa', '?')}")

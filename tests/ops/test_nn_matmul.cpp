@@ -196,6 +196,27 @@ TEST_CASE("nn MatMul: a transposed b packs to the same panels as the same b untr
     set_num_threads(2);
 }
 
+TEST_CASE("gemm: an A panel packed by register transposes is the scalar packing, byte for byte") {
+    // depths short of, at and past the 8- (AVX2) and 16-deep (AVX-512) steps, from an offset depth
+    const std::int64_t M = 20, K = 700;
+    const tensor a = random_tensor(dtype::float32, {M, K}, 33);
+    const ops::gemm::matrix_source<float> A{a.data<float>(), K, 1, M};
+    for (std::int64_t kc : {1, 7, 8, 9, 16, 17, 143, 320})
+        for (std::int64_t o0 : {0, 6, 14}) {
+            ops::gemm::limit_kernel(ops::gemm::kernel_isa::portable);
+            std::vector<float> want(static_cast<std::size_t>(6 * kc + 16), -1.f);
+            ops::gemm::detail::pack_a_panel(A, o0, 3, kc, want.data(), false);
+            for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+                ops::gemm::limit_kernel(isa);
+                INFO("kc=" << kc << " o0=" << o0 << " kernel=" << static_cast<int>(isa));
+                std::vector<float> got(want.size(), -1.f);  // nothing written past the panel either
+                ops::gemm::detail::pack_a_panel(A, o0, 3, kc, got.data(), isa == ops::gemm::kernel_isa::avx512);
+                CHECK(got == want);
+            }
+        }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+}
+
 TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bits on any thread count") {
     // [K,N] = [1000,300] (1.2 MB) and [784,512]: cut into row blocks (an even number of them, more
     // than one), each block's sums then the blocks' sums in order; y strided (incy 3) and accumulated

@@ -201,17 +201,18 @@ private:
 namespace detail {
 
 /// Packs A rows [o0, o0 + mr) at depths [k0, k0 + kc) as one mr-row panel (A.pack), a dense float
-/// A with rows contiguous along k by the AVX-512 transpose when `avx512`. (No AVX2 sibling: under
-/// AVX2 such an A is not packed at all: kernel_avx2_indirect broadcasts each value of its six rows
-/// straight from A; see serial().)
+/// A with rows contiguous along k by register transposes: AVX-512's when `avx512`, else AVX2's
+/// where the CPU runs the AVX2 kernels (under AVX2 an A multiplied by at most 256 columns of B is
+/// not packed at all: kernel_avx2_indirect broadcasts its values straight from A; see serial()).
 template <class S, class T>
 void pack_a_panel(const S& A, std::int64_t o0, std::int64_t k0, std::int64_t kc, T* dst, [[maybe_unused]] bool avx512) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<S, matrix_source<float>>) {
-        if (avx512 && A.depth_stride == 1 && o0 + mr <= A.outer_extent) {
+        if (A.depth_stride == 1 && o0 + mr <= A.outer_extent && (avx512 || active_isa() != kernel_isa::portable)) {
             const float* rows[mr];
             for (int r = 0; r < mr; ++r) rows[r] = A.data + (o0 + r) * A.outer_stride + k0;
-            pack_a6_avx512(rows, kc, dst);
+            if (avx512) pack_a6_avx512(rows, kc, dst);
+            else pack_a6_avx2(rows, kc, dst);
             return;
         }
     }
