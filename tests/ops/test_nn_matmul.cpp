@@ -260,6 +260,21 @@ TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bi
             ops::gemm::detail::gemv_block_rows_avx2(k0, K, N, xp, 1, B, rows.data());
             ops::gemm::detail::gemv_avx2(0, N, K - k0, xp + k0, 1, tail, sweep.data(), 1, false);
             CHECK(rows == sweep);
+            // the blocks' sums (y contiguous): the vector sum adds them in the scalar loop's order
+            for (int nb : {1, 2, 4, 6})
+                for (bool acc : {false, true}) {
+                    const tensor parts = random_tensor(dtype::float32, {nb, N}, 34);
+                    const tensor y0 = random_tensor(dtype::float32, {N}, 35);
+                    std::vector<float> want_sum(y0.data<float>(), y0.data<float>() + N), got = want_sum;
+                    for (std::int64_t n = 0; n < N; ++n) {
+                        float t = parts.data<float>()[n];
+                        for (int b = 1; b < nb; ++b) t += parts.data<float>()[b * N + n];
+                        want_sum[static_cast<std::size_t>(n)] = (acc ? want_sum[static_cast<std::size_t>(n)] : 0.f) + t;
+                    }
+                    ops::gemm::detail::gemv_sum_blocks_avx2(nb, N, parts.data<float>(), got.data(), acc);
+                    INFO("blocks=" << nb << " accumulate=" << acc);
+                    CHECK(got == want_sum);
+                }
         }
 #endif
     }

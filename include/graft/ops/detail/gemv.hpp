@@ -143,6 +143,10 @@ inline void gemv_by_depth(kernel_isa isa, int blocks, std::int64_t N, std::int64
         gemv_sum_blocks_avx512(blocks, N, part, y, accumulate);
         return;
     }
+    if (isa == kernel_isa::avx2 && incy == 1) {
+        gemv_sum_blocks_avx2(blocks, N, part, y, accumulate);
+        return;
+    }
 #endif
     for (int b = 1; b < blocks; ++b) {
         const float* p = part + b * N;

@@ -302,6 +302,24 @@ template <int V, sweep Part = sweep::whole>
     }
 }
 
+// The AVX2 sibling: 8 columns at a time in one pass (the scalar loop it replaces summed the blocks
+// into part[0] one block per pass), the last N % 8 columns scalar; the same sums in the same order.
+[[gnu::target("avx2")]] inline void gemv_sum_blocks_avx2(int blocks, std::int64_t N, const float* part, float* y,
+                                                        bool accumulate) {
+    std::int64_t n = 0;
+    for (; n + 8 <= N; n += 8) {
+        __m256 s = _mm256_loadu_ps(part + n);
+        for (int b = 1; b < blocks; ++b) s = _mm256_add_ps(s, _mm256_loadu_ps(part + b * N + n));
+        const __m256 prev = accumulate ? _mm256_loadu_ps(y + n) : _mm256_setzero_ps();
+        _mm256_storeu_ps(y + n, _mm256_add_ps(prev, s));
+    }
+    for (; n < N; ++n) {
+        float s = part[n];
+        for (int b = 1; b < blocks; ++b) s += part[b * N + n];
+        y[n] = (accumulate ? y[n] : 0.f) + s;
+    }
+}
+
 /// gemv_axpy_avx512<V, Part> for V = 1..16 at index V - 1.
 template <sweep Part, int... I>
 constexpr std::array<gemv_block_fn, sizeof...(I)> gemv_part_table(std::integer_sequence<int, I...>) {
