@@ -106,6 +106,24 @@ template <bool UseTable>
 #undef GRAFT_GEMM_IROW
 #undef GRAFT_GEMM_ROW
 
+/// r[i] = (r0[i], r1[i], ..., r7[i]): the 8x8 transpose of the packing routines below.
+[[gnu::target("avx2,fma")]] inline void transpose8_avx2(__m256 (&r)[8]) {
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    // u0: elements 0 (low lane) and 4 (high lane) of rows 0-3; u1: 1 and 5; u2: 2 and 6; u3: 3 and 7
+    // (u4-u7: of rows 4-7)
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
 /// One nr-column B panel of a B whose columns lie contiguous along k (B(k, j) = cols[j][k]: a
 /// transposed weight matrix, as every backward product dX = dY * W^T reads W), depths [0, kc), as
 /// dst[k*nr + j], by 8x8 register transposes: the scalar gather it replaces, 16 strided loads per
@@ -114,30 +132,11 @@ template <bool UseTable>
 [[gnu::target("avx2,fma")]] inline void pack_b_panel_cols_avx2(const float* const* cols, std::int64_t kc, float* dst) {
     std::int64_t k = 0;
     for (; k + 8 <= kc; k += 8) {
-        for (int h = 0; h < 2; ++h) {
-            const float* const* c = cols + 8 * h;
-            const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(c[0] + k), _mm256_loadu_ps(c[1] + k));
-            const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(c[0] + k), _mm256_loadu_ps(c[1] + k));
-            const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(c[2] + k), _mm256_loadu_ps(c[3] + k));
-            const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(c[2] + k), _mm256_loadu_ps(c[3] + k));
-            const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(c[4] + k), _mm256_loadu_ps(c[5] + k));
-            const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(c[4] + k), _mm256_loadu_ps(c[5] + k));
-            const __m256 t6 = _mm256_unpacklo_ps(_mm256_loadu_ps(c[6] + k), _mm256_loadu_ps(c[7] + k));
-            const __m256 t7 = _mm256_unpackhi_ps(_mm256_loadu_ps(c[6] + k), _mm256_loadu_ps(c[7] + k));
-            // u0: columns 0-3 at depths k, k+4; u1: at k+1, k+5; u2: k+2, k+6; u3: k+3, k+7 (u4-u7: columns 4-7)
-            const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-            const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-            const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-            const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-            float* d = dst + k * nr + 8 * h;
-            _mm256_store_ps(d + 0 * nr, _mm256_permute2f128_ps(u0, u4, 0x20));
-            _mm256_store_ps(d + 1 * nr, _mm256_permute2f128_ps(u1, u5, 0x20));
-            _mm256_store_ps(d + 2 * nr, _mm256_permute2f128_ps(u2, u6, 0x20));
-            _mm256_store_ps(d + 3 * nr, _mm256_permute2f128_ps(u3, u7, 0x20));
-            _mm256_store_ps(d + 4 * nr, _mm256_permute2f128_ps(u0, u4, 0x31));
-            _mm256_store_ps(d + 5 * nr, _mm256_permute2f128_ps(u1, u5, 0x31));
-            _mm256_store_ps(d + 6 * nr, _mm256_permute2f128_ps(u2, u6, 0x31));
-            _mm256_store_ps(d + 7 * nr, _mm256_permute2f128_ps(u3, u7, 0x31));
+        for (int h = 0; h < 2; ++h) {  // columns 8h .. 8h+7
+            __m256 r[8];
+            for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(cols[8 * h + i] + k);
+            transpose8_avx2(r);
+            for (int i = 0; i < 8; ++i) _mm256_store_ps(dst + (k + i) * nr + 8 * h, r[i]);
         }
     }
     for (; k < kc; ++k)
@@ -152,28 +151,14 @@ template <bool UseTable>
 /// core (the product: ~1.3 ms).
 [[gnu::target("avx2,fma")]] inline void pack_a6_avx2(const float* const* rows, std::int64_t kc, float* dst) {
     const __m256i first6 = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
-    const __m256 zero = _mm256_setzero_ps();
     std::int64_t k = 0;
     for (; k + 8 <= kc; k += 8, dst += 48) {
-        const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(rows[0] + k), _mm256_loadu_ps(rows[1] + k));
-        const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(rows[0] + k), _mm256_loadu_ps(rows[1] + k));
-        const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(rows[2] + k), _mm256_loadu_ps(rows[3] + k));
-        const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(rows[2] + k), _mm256_loadu_ps(rows[3] + k));
-        const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(rows[4] + k), _mm256_loadu_ps(rows[5] + k));
-        const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(rows[4] + k), _mm256_loadu_ps(rows[5] + k));
-        // as in pack_b_panel_cols_avx2, rows 6 and 7 zero
-        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-        const __m256 u4 = _mm256_shuffle_ps(t4, zero, 0x44), u5 = _mm256_shuffle_ps(t4, zero, 0xEE);
-        const __m256 u6 = _mm256_shuffle_ps(t5, zero, 0x44), u7 = _mm256_shuffle_ps(t5, zero, 0xEE);
-        _mm256_storeu_ps(dst + 0, _mm256_permute2f128_ps(u0, u4, 0x20));
-        _mm256_storeu_ps(dst + 6, _mm256_permute2f128_ps(u1, u5, 0x20));
-        _mm256_storeu_ps(dst + 12, _mm256_permute2f128_ps(u2, u6, 0x20));
-        _mm256_storeu_ps(dst + 18, _mm256_permute2f128_ps(u3, u7, 0x20));
-        _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(u0, u4, 0x31));
-        _mm256_storeu_ps(dst + 30, _mm256_permute2f128_ps(u1, u5, 0x31));
-        _mm256_storeu_ps(dst + 36, _mm256_permute2f128_ps(u2, u6, 0x31));
-        _mm256_maskstore_ps(dst + 42, first6, _mm256_permute2f128_ps(u3, u7, 0x31));
+        __m256 r[8];
+        for (int i = 0; i < 6; ++i) r[i] = _mm256_loadu_ps(rows[i] + k);
+        r[6] = r[7] = _mm256_setzero_ps();
+        transpose8_avx2(r);
+        for (int i = 0; i < 7; ++i) _mm256_storeu_ps(dst + 6 * i, r[i]);
+        _mm256_maskstore_ps(dst + 42, first6, r[7]);
     }
     for (; k < kc; ++k, dst += 6)
         for (int i = 0; i < 6; ++i) dst[i] = rows[i][k];
