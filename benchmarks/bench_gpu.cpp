@@ -6,6 +6,7 @@
 //   mlp_train_b1024      MLP 784-512-512-10, SGD step, batch 1024
 //   resnet18_train_b128  ResNet-18 (ImageNet shapes, 224x224x3, FusedBatchNormV3), momentum step, batch 128
 //   gemm_8192            float32 8192x8192x8192 MatMul through a session, and cuBLAS called directly
+//   gemm_8192_bf16       the same in bfloat16 (fp32 accumulation), through a session and cuBLAS
 //   launch_10_nodes      a 10-node elementwise graph on 16 floats: per-run overhead
 //
 //   bench_gpu [name]     only the workloads whose name holds `name`
@@ -217,6 +218,37 @@ int main(int argc, char** argv) {
                         static_cast<const float*>(A.raw_data()), ni, &zero, static_cast<float*>(C.raw_data()), ni);
         }, [&] { st.synchronize(); });
         std::printf("%-22s %10.3f ms  (graft at %.0f%% of cuBLAS)\n", "gemm_8192_cublas", raw, 100.0 * raw / ms);
+    }
+    if (wanted(argc, argv, "gemm_8192_bf16")) {  // bf16 operands, fp32 accumulation, through a session and cuBLAS
+        const std::int64_t n = 8192;
+        auto bf16_of = [](const tensor& f) {
+            tensor t(dtype::bfloat16, f.shape());
+            for (std::int64_t i = 0; i < f.num_elements(); ++i)
+                t.data<graft::bfloat16>()[i] = graft::bfloat16(f.data<float>()[i]);
+            return t;
+        };
+        graft::graph g;
+        graft::graph_builder b(g);
+        auto a = b.constant(bf16_of(filled({n, n}, 1.f, 1)), "a");
+        auto c = b.constant(bf16_of(filled({n, n}, 1.f, 2)), "c");
+        b.op("MatMul", {a, c}, {}, "p");
+        graft::exec::session_options o;
+        o.default_device = "/device:GPU:0";
+        graft::exec::session s(g, o);
+        double ms = ms_per(3, 20, [&] { s.run({}, {}, {"p"}); }, [&] { s.state().synchronize(); });
+        std::printf("%-22s %10.3f ms  (%.1f TFLOP/s bf16, fp32 accumulation)\n", "gemm_8192_bf16", ms,
+                    2.0 * n * n * n / (ms * 1e-3) / 1e12);
+        graft::cuda::stream st(0);
+        auto A = graft::cuda::zeros(dtype::bfloat16, {n, n}, st), B = graft::cuda::zeros(dtype::bfloat16, {n, n}, st),
+             C = graft::cuda::empty(dtype::bfloat16, {n, n}, st);
+        auto h = static_cast<cublasHandle_t>(st.cublas());
+        const float one = 1.f, zero = 0.f;
+        int ni = static_cast<int>(n);
+        double raw = ms_per(3, 20, [&] {
+            cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, B.raw_data(), CUDA_R_16BF, ni, A.raw_data(),
+                         CUDA_R_16BF, ni, &zero, C.raw_data(), CUDA_R_16BF, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        }, [&] { st.synchronize(); });
+        std::printf("%-22s %10.3f ms  (graft at %.0f%% of cuBLAS)\n", "gemm_8192_bf16_cublas", raw, 100.0 * raw / ms);
     }
     if (wanted(argc, argv, "launch_10_nodes")) {  // Launch overhead: 10 elementwise nodes on 16 floats, fetched on the host.
         graft::graph g;

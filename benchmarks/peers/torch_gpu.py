@@ -4,6 +4,7 @@
 Run on the GPU machine next to build/benchmarks/bench_gpu (scripts/gpu_suite.sh does both).
 float32 with TF32 off (torch.backends.*.allow_tf32 = False), channels-last for the CNN like TF's NHWC.
 """
+import os
 import time
 
 import torch
@@ -82,14 +83,24 @@ def main():
     net = ResNet18().to(dev).to(memory_format=torch.channels_last)
     x = torch.rand(128, 3, 224, 224).contiguous(memory_format=torch.channels_last)
     y = torch.arange(128) % 1000
-    ms = train_step_ms(net, x, y, torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9), 10)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    ms = train_step_ms(net, x, y, opt, 10)
     print(f"{'resnet18_train_b128':22s} {ms:10.3f} ms")
+    if os.environ.get("TORCH_PROFILE") == "1":  # the kernels of one ResNet-18 step, by GPU time
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            train_step_ms(net, x, y, opt, 1)
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=30, max_name_column_width=90))
 
     n = 8192
     a = torch.rand(n, n, device=dev)
     b = torch.rand(n, n, device=dev)
     ms = ms_per(2, 10, lambda: torch.mm(a, b))
     print(f"{'gemm_8192':22s} {ms:10.3f} ms  ({2 * n ** 3 / (ms * 1e-3) / 1e12:.1f} TFLOP/s float32, TF32 off)")
+
+    a16, b16 = a.bfloat16(), b.bfloat16()
+    ms = ms_per(3, 20, lambda: torch.mm(a16, b16))
+    print(f"{'gemm_8192_bf16':22s} {ms:10.3f} ms  ({2 * n ** 3 / (ms * 1e-3) / 1e12:.1f} TFLOP/s bf16)")
 
     xs = torch.rand(16)
 

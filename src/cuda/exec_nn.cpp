@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cudnn_graph.hpp"
 #include "families.hpp"
 #include "graft/cuda/check.hpp"
 #include "graft/cuda/exec.hpp"
@@ -328,15 +329,15 @@ bool pick_algo(const Perf* perf, int count, bool tf32, algo_choice& out) {
     return false;
 }
 
-/// Whether convolution algorithms are chosen by timing them (cudnnFind*, GRAFT_CUDNN_AUTOTUNE=1) or
-/// by cuDNN's heuristics alone (the default: no trial runs, nothing waits for the device, the same
-/// choice on every run). On the H200 timing bought nothing on ResNet-18's training step (77.9 ms
-/// against 78.6), and its choice varies with the run: under compute-sanitizer it picked an algorithm
-/// 2.7e-4 off the CPU on a 288-term convolution the heuristics' choice gets within 1e-4.
+/// The legacy calls (cudnnConvolution*) serve only where cuDNN's graph API has no engine for a
+/// convolution (cudnn_graph.hpp; GRAFT_CUDNN_GRAPH=0 makes them the only path). Their algorithm:
+/// timed by cudnnFind* once per shape, or with GRAFT_CUDNN_AUTOTUNE=0 cuDNN's heuristic ranking alone,
+/// as on the graph path. (On the H200 the
+/// legacy algorithms cost ResNet-18's training step 74-76 ms, the graph API's engines 51 ms.)
 bool cudnn_autotune() {
     static const bool on = [] {
         const char* e = std::getenv("GRAFT_CUDNN_AUTOTUNE");
-        return e && std::string(e) == "1";
+        return !(e && std::string(e) == "0");
     }();
     return on;
 }
@@ -394,6 +395,27 @@ algo_choice choose_algo(conv_pass pass, stream& s, const conv_descs& d, const co
     return a;
 }
 
+/// `pl` as cuDNN's graph API sees it: as the legacy calls do, the input with its symmetric pads, or
+/// with asymmetric ones the explicitly padded input and none. (The graph API takes asymmetric pads,
+/// but on the H200 with cuDNN 9.14 timing chose backward-filter engines that got them wrong, 0.4-1.2
+/// relative error, where the heuristics' first choice got them right.)
+cudnn_graph::conv_problem graph_problem(const conv_plan& pl, bool tf32) {
+    const auto& g = pl.g;
+    cudnn_graph::conv_problem q;
+    q.nhwc = g.nhwc;
+    q.n = g.n, q.c = g.ic, q.h = pl.xh, q.w = pl.xw;
+    q.k = g.oc, q.r = g.kh, q.s = g.kw, q.oh = g.oh, q.ow = g.ow;
+    q.pad_top = q.pad_bottom = pl.pad_h, q.pad_left = q.pad_right = pl.pad_w;
+    q.stride_h = g.sh, q.stride_w = g.sw, q.dilation_h = g.dh, q.dilation_w = g.dw;
+    q.tf32 = tf32;
+    return q;
+}
+
+/// Runs one pass through cuDNN's graph API when that is on and an engine supports it.
+bool graph_conv(stream& s, cudnn_graph::pass ps, const conv_plan& pl, const void* x, const void* w, const void* y) {
+    return cudnn_graph::enabled() && cudnn_graph::run_conv(s, ps, graph_problem(pl, s.allow_tf32), x, w, y);
+}
+
 /// A scratch copy of HWIO filter `f` in the layout cuDNN expects for this data format.
 tensor filter_to_cudnn(stream& s, const tensor& f, const nd::conv_geom& g) {
     tensor w = empty(dtype::float32, shape{g.oc, g.kh, g.kw, g.ic}, s);
@@ -417,8 +439,12 @@ void conv2d_kernel(exec::kernel_context& c) {
         if (input.num_elements() == 0 || filter.num_elements() == 0) {
             zero_fill(out, s);  // no input channels (or only padding under the windows)
         } else {
-            const tensor x = pl.symmetric ? input : pad_image(s, input, nhwc, in, pl.g.pt, pl.pb, pl.g.pl, pl.pr, 0.0f);
             const tensor w = filter_to_cudnn(s, filter, pl.g);
+            const tensor x = pl.symmetric ? input : pad_image(s, input, nhwc, in, pl.g.pt, pl.pb, pl.g.pl, pl.pr, 0.0f);
+            if (graph_conv(s, cudnn_graph::pass::forward, pl, x.raw_data(), w.raw_data(), out.raw_data())) {
+                c.set_output(0, out);
+                return;
+            }
             conv_descs d;
             setup_conv(c, d, pl, s.allow_tf32);
             const algo_choice a = choose_algo(conv_pass::forward, s, d, pl, s.allow_tf32);
@@ -464,6 +490,11 @@ void conv2d_backprop_input_kernel(exec::kernel_context& c) {
         } else {
             const tensor w = filter_to_cudnn(s, filter, pl.g);
             const tensor dxp = pl.symmetric ? dx : empty(dtype::float32, nd::activation_shape(padded_dims(pl), nhwc), s);
+            if (graph_conv(s, cudnn_graph::pass::backward_data, pl, dxp.raw_data(), w.raw_data(), dy.raw_data())) {
+                if (!pl.symmetric) crop_image(s, dxp, dx, nhwc, in, pl.xh, pl.xw, pl.g.pt, pl.g.pl);
+                c.set_output(0, dx);
+                return;
+            }
             conv_descs d;
             setup_conv(c, d, pl, s.allow_tf32);
             const algo_choice a = choose_algo(conv_pass::backward_data, s, d, pl, s.allow_tf32);
@@ -498,8 +529,13 @@ void conv2d_backprop_filter_kernel(exec::kernel_context& c) {
         if (input.num_elements() == 0 || dy.num_elements() == 0) {
             zero_fill(dw, s);
         } else {
-            const tensor x = pl.symmetric ? input : pad_image(s, input, nhwc, in, pl.g.pt, pl.pb, pl.g.pl, pl.pr, 0.0f);
             const tensor dwc = empty(dtype::float32, shape{pl.g.oc, pl.g.kh, pl.g.kw, pl.g.ic}, s);
+            const tensor x = pl.symmetric ? input : pad_image(s, input, nhwc, in, pl.g.pt, pl.pb, pl.g.pl, pl.pr, 0.0f);
+            if (graph_conv(s, cudnn_graph::pass::backward_filter, pl, x.raw_data(), dwc.raw_data(), dy.raw_data())) {
+                launch::nn_filter_layout(cf(dwc), mf(dw), pl.g.kh, pl.g.kw, pl.g.ic, pl.g.oc, !nhwc, false, s.native());
+                c.set_output(0, dw);
+                return;
+            }
             conv_descs d;
             setup_conv(c, d, pl, s.allow_tf32);
             const algo_choice a = choose_algo(conv_pass::backward_filter, s, d, pl, s.allow_tf32);

@@ -202,3 +202,67 @@ TEST_CASE("placement: log_device_placement says where each node runs and why") {
         CHECK(log.find("r (Relu) -> /device:CPU:0  [/device:GPU:0 -> CPU: ") != std::string::npos);
     }
 }
+
+TEST_CASE("placement: this machine's devices: /device:GPU:1 with one GPU or none, an op without a GPU kernel, "
+          "running out of GPU memory") {
+    graft::graph g;
+    graft::graph_builder b(g);
+    auto x = b.placeholder("x", graft::dtype::float32, graft::shape{3});
+    b.op("Relu", {x}, {}, "r");
+    b.op("RandomUniform", {b.constant(graft::tensor::from_vector<std::int32_t>({2, 2}), "dims")},
+         {{"dtype", graft::dtype::float32}, {"seed", std::int64_t{7}}, {"seed2", std::int64_t{4}}}, "rnd");
+    for (auto& n : g) {
+        if (n.name == "r") n.device = "/device:GPU:1";
+        if (n.name == "rnd") n.device = "/device:GPU:0";
+    }
+    const auto xv = graft::tensor::from_vector<float>({-1.f, 0.5f, 2.f});
+    const int gpus = graft::test_cuda::gpu_present() ? 1 : 0;  // the lent machines have one
+    {  // Soft placement (the default): both run on what the machine has, with the right values.
+        graft::exec::session s(g);
+        auto out = s.run({{"x", xv}}, {"r:0", "rnd:0"});
+        CHECK(out[0].data<float>()[0] == 0.f);
+        CHECK(out[0].data<float>()[2] == 2.f);
+        CHECK(out[1].shape() == graft::shape{2, 2});
+        for (int i = 0; i < 4; ++i) CHECK((out[1].data<float>()[i] >= 0.f && out[1].data<float>()[i] < 1.f));
+    }
+    {  // Without it: errors naming the node and the reason, never a crash.
+        graft::exec::session_options o;
+        o.allow_soft_placement = false;
+        graft::exec::session s(g, o);
+        try {
+            (void)s.run({{"x", xv}}, {"r:0"});
+            FAIL("expected a placement error");
+        } catch (const graft::invalid_argument_error& e) {
+            CHECK(e.where().node == "r");
+            CHECK(std::string(e.what()).find(gpus == 0 ? "there is no GPU" : "there are only 1 GPUs") != std::string::npos);
+        }
+        if (gpus > 0) {
+            CHECK_THROWS_WITH_AS((void)s.run({}, {"rnd:0"}), doctest::Contains("no GPU kernel for op RandomUniform"),
+                                 graft::invalid_argument_error);
+        }
+    }
+    if (gpus == 0) return;  // (1 TiB on the host is not a test to run)
+    // Out of GPU memory: a 2^38-float Fill on the GPU fails naming the node, the bytes and what to
+    // do; the session (and the GPU) still run the next step.
+    graft::graph h;
+    graft::graph_builder hb(h);
+    auto dims = hb.constant(graft::tensor::from_vector<std::int32_t>({1 << 19, 1 << 19}), "huge_dims");
+    hb.op("Fill", {dims, hb.constant(graft::tensor::scalar_of(1.f), "one")}, {}, "huge");
+    auto y = hb.placeholder("y", graft::dtype::float32, graft::shape{2});
+    hb.op("Neg", {y}, {}, "neg");
+    graft::exec::session_options o;
+    o.default_device = "/device:GPU:0";
+    graft::exec::session s(h, o);
+    try {
+        (void)s.run({}, {"huge:0"});
+        FAIL("expected an out-of-memory error");
+    } catch (const graft::error& e) {
+        CHECK(e.where().node == "huge");
+        CHECK(std::string(e.what()).find("out of GPU memory on /device:GPU:0 allocating 1099511627776 bytes") !=
+              std::string::npos);
+        CHECK(!e.hint().empty());
+    }
+    auto out = s.run({{"y", graft::tensor::from_vector<float>({1.f, -2.f})}}, {"neg:0"});
+    CHECK(out[0].data<float>()[0] == -1.f);
+    CHECK(out[0].data<float>()[1] == 2.f);
+}
