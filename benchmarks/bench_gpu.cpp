@@ -1,6 +1,6 @@
 // bench_gpu — graft's GPU path timed on the workloads, printed as one table (ms or µs per
 // step). benchmarks/peers/torch_gpu.py times PyTorch on the same models and shapes; run both with
-// scripts/gpu_suite.sh, which prints the ratios. Without a GPU (or without graft::cuda) it says so
+// benchmarks/gpu/run_all.sh, which prints the ratios. Without a GPU (or without graft::cuda) it says so
 // and exits 0.
 //
 //   mlp_train_b1024      MLP 784-512-512-10, SGD step, batch 1024
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
 #else
     graft::cuda::install();
     if (graft::cuda::device_count() == 0) {
-        std::puts("bench_gpu: no CUDA device: nothing to time (run it on a GPU machine, e.g. via scripts/gpu_suite.sh)");
+        std::puts("bench_gpu: no CUDA device: nothing to time (run it on a GPU machine, e.g. via benchmarks/gpu/run_all.sh)");
         return 0;
     }
     auto props = graft::cuda::properties(0);

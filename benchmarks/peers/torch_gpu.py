@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch (CUDA) on bench_gpu's workloads, same models and shapes, printed like bench_gpu.
 
-Run on the GPU machine next to build/benchmarks/bench_gpu (scripts/gpu_suite.sh does both).
+Run on the GPU machine next to build/benchmarks/bench_gpu (benchmarks/gpu/run_all.sh does both).
 float32 with TF32 off (torch.backends.*.allow_tf32 = False), channels-last for the CNN like TF's NHWC.
 """
 import os
