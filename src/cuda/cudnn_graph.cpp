@@ -274,14 +274,15 @@ cudnnStatus_t execute(cudnnHandle_t h, const plan& pl, void* workspace, const vo
     return s;
 }
 
-/// The fastest of `plans` on these buffers: each run once to warm up, then timed over three runs.
+/// The fastest of `plans` on these buffers (each run once to warm up, then timed over three runs),
+/// or plans.size() where none ran.
 std::size_t fastest(stream& st, cudnnHandle_t h, const std::vector<plan>& plans, const void* x, const void* w,
                     const void* y) {
     auto cs = static_cast<cudaStream_t>(st.native());
     cudaEvent_t t0 = nullptr, t1 = nullptr;
     GRAFT_CUDA_CHECK(cudaEventCreate(&t0));
     GRAFT_CUDA_CHECK(cudaEventCreate(&t1));
-    std::size_t best = 0;
+    std::size_t best = plans.size();
     float best_ms = -1.0f;
     for (std::size_t i = 0; i < plans.size(); ++i) {
         void* ws = plans[i].workspace ? st.workspace(static_cast<std::size_t>(plans[i].workspace)) : nullptr;
@@ -314,18 +315,25 @@ bool run_conv(stream& st, pass ps, const conv_problem& p, const void* x, const v
     auto h = static_cast<cudnnHandle_t>(st.cudnn());
     auto aligned16 = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 == 0; };
     const std::int64_t alignment = aligned16(x) && aligned16(w) && aligned16(y) ? 16 : 4;
-    const std::vector<std::int64_t> key{static_cast<std::int64_t>(ps), static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(h)),
-                                        p.nhwc, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.oh, p.ow, p.pad_top, p.pad_left,
-                                        p.pad_bottom, p.pad_right, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
-                                        p.tf32, alignment};
-    // Plans per (pass, handle, problem); an empty entry: no engine, the legacy path.
+    // Plans are built on the stream's cuDNN handle and kept per (stream, pass, problem): an entry
+    // whose stream has died is stale (its handle is gone; a new stream may reuse the address) and is
+    // dropped. An entry with no plan: no engine, the legacy path.
+    const std::vector<std::int64_t> key{static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(st.impl().get())),
+                                        static_cast<std::int64_t>(ps), p.nhwc, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.oh,
+                                        p.ow, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right, p.stride_h, p.stride_w,
+                                        p.dilation_h, p.dilation_w, p.tf32, alignment};
+    struct entry {
+        std::weak_ptr<stream::state> owner;
+        std::shared_ptr<plan> chosen;
+    };
     static std::mutex mu;
-    static std::map<std::vector<std::int64_t>, std::shared_ptr<plan>> cache;
+    static std::map<std::vector<std::int64_t>, entry> cache;
     std::shared_ptr<plan> chosen;
     {
         std::lock_guard<std::mutex> lock(mu);
         auto it = cache.find(key);
-        if (it == cache.end()) {
+        if (it == cache.end() || it->second.owner.expired()) {
+            std::erase_if(cache, [](const auto& kv) { return kv.second.owner.expired(); });
             std::vector<plan> plans;
             try {
                 plans = build_plans(h, ps, p, alignment, autotune_mode() == 1 ? 24 : 1);
@@ -334,11 +342,11 @@ bool run_conv(stream& st, pass ps, const conv_problem& p, const void* x, const v
             }
             if (!plans.empty()) {
                 const std::size_t i = plans.size() > 1 ? fastest(st, h, plans, x, w, y) : 0;
-                chosen = std::make_shared<plan>(std::move(plans[i]));
+                if (i < plans.size()) chosen = std::make_shared<plan>(std::move(plans[i]));
             }
-            it = cache.emplace(key, chosen).first;
+            it = cache.insert_or_assign(key, entry{st.impl(), chosen}).first;
         }
-        chosen = it->second;
+        chosen = it->second.chosen;
     }
     if (!chosen) return false;
     void* ws = chosen->workspace ? st.workspace(static_cast<std::size_t>(chosen->workspace)) : nullptr;
