@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graft/core/tensor_util.hpp"
+#include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
 
@@ -205,6 +206,45 @@ TEST_CASE("constant weights: MatMul and _FusedMatMul pack a Const b once per pla
                 CHECK(graft::equal(got, other));
             }
             CHECK(graft::equal(plain.run({{"x:0", xv}}, {"y:0"})[0], want));
+        }
+    }
+}
+
+TEST_CASE("fusion: _FusedConv2D applies bias and activation to each row as the direct kernel writes it, with the unfused bits") {
+    // LeNet's layers (1 -> 6 channels, 5x5 SAME: the direct narrow kernel; 6 -> 16: GEMM), batch 1
+    // (rows split between threads) and 16 (whole images per thread), Relu / Relu6 / LeakyRelu.
+    struct layer {
+        std::int64_t ic, oc;
+        const char* act;
+    };
+    const int before = graft::num_threads();
+    for (const layer L : {layer{1, 6, "Relu"}, layer{1, 6, "Relu6"}, layer{3, 5, "LeakyRelu"}, layer{6, 16, "Relu"}}) {
+        for (std::int64_t n : {1, 16}) {
+            graft::graph g;
+            const graft::graph_builder b(g);
+            const auto img = b.placeholder("img", dtype::float32, graft::shape{n, 28, 28, L.ic});
+            const auto conv = b.op("Conv2D", {img, b.constant(fz_values({5, 5, L.ic, L.oc}, 11), "f")},
+                                   {{"strides", graft::attr_value::list_of(std::vector<std::int64_t>{1, 1, 1, 1})},
+                                    {"padding", std::string("SAME")}},
+                                   "conv");
+            const auto cb = b.op("BiasAdd", {conv, b.constant(fz_values({L.oc}, 12), "fb")}, {}, "cb");
+            graft::attr_list act_attrs;
+            if (std::string(L.act) == "LeakyRelu") act_attrs.emplace_back("alpha", 0.3f);
+            b.op(L.act, {cb}, act_attrs, "act");
+            const graft::exec::session::feed_list feeds{{"img:0", fz_values({n, 28, 28, L.ic}, 13)}};
+            graft::exec::session plain(g, unfused());
+            const tensor want = plain.run(feeds, {"act:0"})[0];
+            for (int threads : {1, 2}) {
+                INFO(L.ic << " -> " << L.oc << " " << L.act << ", batch " << n << ", " << threads << " threads");
+                graft::set_num_threads(threads);
+                graft::exec::session fused(g);
+                const tensor got = fused.run(feeds, {"act:0"})[0];
+                CHECK(graft::equal(got, want));
+                const auto& plan = fused.prepare({"img:0"}, {"act:0"}, {});
+                CHECK(std::any_of(plan.steps.begin(), plan.steps.end(),
+                                  [](const auto& s) { return s.n->op == "_FusedConv2D"; }));
+            }
+            graft::set_num_threads(before);
         }
     }
 }

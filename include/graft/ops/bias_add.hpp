@@ -69,6 +69,72 @@ inline float bias_act_one(float v, bias_activation act, float alpha) {
 
 namespace graft::ops {
 
+/// y = act(y + bias) over whole rows of C channels (float32, the bias along the last dim), on any
+/// run of rows: what bias_activation_inplace does to a whole tensor, and the epilogue a producer
+/// applies to each stretch of its output while that is still in cache (conv_narrow_forward's rows).
+/// Built once per call (the bias pattern of narrow rows, the ISA's loop); apply() is thread-safe.
+class bias_act_epilogue {
+public:
+    bias_act_epilogue(const float* bias, std::int64_t C, bias_activation act, float alpha = 0.2f)
+        : bias_(bias), C_(C), act_(act), alpha_(alpha) {
+#ifdef GRAFT_X86_DISPATCH
+        if (const auto isa = gemm::detail::active_isa(); isa != gemm::kernel_isa::portable) {
+            const bool avx512 = isa == gemm::kernel_isa::avx512;
+            const std::int64_t lanes = avx512 ? 16 : 8;
+            // narrow rows: the bias repeated over lcm(C, lanes) floats, so every vector is whole
+            period_ = C < 64 ? std::lcm<std::int64_t>(C, lanes) : 0;  // <= 1008
+            for (std::int64_t i = 0; i < period_; i += C) std::copy(bias, bias + C, pattern_ + i);  // (no division per float)
+            static constexpr row_fn by_act512[4] = {op_detail::bias_act_rows_avx512<bias_activation::none>,
+                                                    op_detail::bias_act_rows_avx512<bias_activation::relu>,
+                                                    op_detail::bias_act_rows_avx512<bias_activation::relu6>,
+                                                    op_detail::bias_act_rows_avx512<bias_activation::leaky_relu>};
+            static constexpr row_fn by_act256[4] = {op_detail::bias_act_rows_avx2<bias_activation::none>,
+                                                    op_detail::bias_act_rows_avx2<bias_activation::relu>,
+                                                    op_detail::bias_act_rows_avx2<bias_activation::relu6>,
+                                                    op_detail::bias_act_rows_avx2<bias_activation::leaky_relu>};
+            fn_ = (avx512 ? by_act512 : by_act256)[static_cast<int>(act)];
+        }
+#endif
+    }
+    bias_act_epilogue(const bias_act_epilogue&) = delete;
+    bias_act_epilogue& operator=(const bias_act_epilogue&) = delete;
+
+    [[nodiscard]] std::int64_t channels() const { return C_; }
+    /// Rows per unit of work that keeps the vector loop on whole bias patterns (1 for wide rows).
+    [[nodiscard]] std::int64_t unit_rows() const { return period_ ? period_ / C_ : 1; }
+
+    /// Rows [r0, r1) of y (C floats each, contiguous).
+    void apply(float* y, std::int64_t r0, std::int64_t r1) const {
+        if (fn_) {
+            fn_(y, r0, r1, C_, bias_, period_ ? pattern_ : nullptr, period_, alpha_);
+            return;
+        }
+        for (std::int64_t r = r0; r < r1; ++r)
+            for (std::int64_t c = 0; c < C_; ++c) {
+                float& v = y[r * C_ + c];
+                v = op_detail::bias_act_one(v + bias_[c], act_, alpha_);
+            }
+    }
+
+    /// All `rows` rows of y, on the pool's threads from 64K floats (one pass over memory).
+    void apply_all(float* y, std::int64_t rows) const {
+        const std::int64_t unit = unit_rows(), units = (rows + unit - 1) / unit;
+        nn_detail::parallel_for(units, std::max<std::int64_t>(1, (1 << 16) / (unit * std::max<std::int64_t>(C_, 1))),
+                                [&](std::int64_t u0, std::int64_t u1) { apply(y, u0 * unit, std::min(rows, u1 * unit)); });
+    }
+
+private:
+    using row_fn = void (*)(float*, std::int64_t, std::int64_t, std::int64_t, const float*, const float*,
+                            std::int64_t, float);
+    const float* bias_;
+    std::int64_t C_;
+    bias_activation act_;
+    float alpha_;
+    row_fn fn_ = nullptr;  // the ISA's loop; nullptr: the scalar one
+    std::int64_t period_ = 0;
+    alignas(64) float pattern_[1024];
+};
+
 /// y = act(y + bias) in place for float32 y with the bias along the last dim (NHWC, or a matrix's
 /// columns), in one pass: the fused epilogue of _FusedMatMul / _FusedConv2D, the same values as
 /// bias_add then the activation (Relu and Relu6 propagate NaN; a -0 sum may come out +0 where the
@@ -86,44 +152,8 @@ inline void bias_activation_inplace(tensor& y, const tensor& bias, bias_activati
                                          y.shape().str()));
     const std::int64_t C = bias.dim(0), rows = C > 0 ? y.num_elements() / C : 0;
     if (rows == 0) return;
-    float* p = y.data<float>();
-    const float* b = bias.data<float>();
-#ifdef GRAFT_X86_DISPATCH
-    if (const auto isa = gemm::detail::active_isa(); isa != gemm::kernel_isa::portable) {
-        const bool avx512 = isa == gemm::kernel_isa::avx512;
-        const std::int64_t lanes = avx512 ? 16 : 8;
-        // narrow rows: the bias repeated over lcm(C, lanes) floats, so every vector is whole
-        const std::int64_t period = C < 64 ? std::lcm<std::int64_t>(C, lanes) : 0;  // <= 1008
-        alignas(64) float pattern[1024];
-        for (std::int64_t i = 0; i < period; i += C) std::copy(b, b + C, pattern + i);  // (no division per float)
-        const std::int64_t unit = period ? period / C : 1;  // rows per task unit
-        using fn = void (*)(float*, std::int64_t, std::int64_t, std::int64_t, const float*, const float*,
-                            std::int64_t, float);
-        static constexpr fn by_act512[4] = {op_detail::bias_act_rows_avx512<bias_activation::none>,
-                                            op_detail::bias_act_rows_avx512<bias_activation::relu>,
-                                            op_detail::bias_act_rows_avx512<bias_activation::relu6>,
-                                            op_detail::bias_act_rows_avx512<bias_activation::leaky_relu>};
-        static constexpr fn by_act256[4] = {op_detail::bias_act_rows_avx2<bias_activation::none>,
-                                            op_detail::bias_act_rows_avx2<bias_activation::relu>,
-                                            op_detail::bias_act_rows_avx2<bias_activation::relu6>,
-                                            op_detail::bias_act_rows_avx2<bias_activation::leaky_relu>};
-        const fn f = (avx512 ? by_act512 : by_act256)[static_cast<int>(act)];
-        const std::int64_t units = (rows + unit - 1) / unit;
-        // one pass over memory: worth a second thread from 64K floats
-        nn_detail::parallel_for(units, std::max<std::int64_t>(1, (1 << 16) / (unit * C)),
-                                [&](std::int64_t u0, std::int64_t u1) {
-            f(p, u0 * unit, std::min(rows, u1 * unit), C, b, period ? pattern : nullptr, period, alpha);
-        });
-        return;
-    }
-#endif
-    nn_detail::parallel_for(rows, std::max<std::int64_t>(1, (1 << 16) / C), [&](std::int64_t r0, std::int64_t r1) {
-        for (std::int64_t r = r0; r < r1; ++r)
-            for (std::int64_t c = 0; c < C; ++c) {
-                float& v = p[r * C + c];
-                v = op_detail::bias_act_one(v + b[c], act, alpha);
-            }
-    });
+    const bias_act_epilogue epilogue(bias.data<float>(), C, act, alpha);
+    epilogue.apply_all(y.data<float>(), rows);
 }
 
 /// BiasAddGrad: out_backprop summed over every dim but the channel dim -> a vector. float32,

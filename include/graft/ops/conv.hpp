@@ -33,6 +33,7 @@
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
 #include "graft/ops/detail/conv_geom.hpp"
+#include "graft/ops/bias_add.hpp"
 #include "graft/ops/gemm.hpp"
 #include "graft/ops/detail/nn_util.hpp"
 
@@ -43,10 +44,25 @@
 namespace graft::ops {
 namespace nn_detail {
 
+/// y = the convolution; with `epilogue` (float32 NHWC only) then act(y + bias): on each row as the
+/// direct kernel writes it, else in one pass after the GEMM.
 template <class T>
-void conv_forward(const conv_geom& g, const T* x, const T* f, T* y) {
+void conv_forward(const conv_geom& g, const T* x, const T* f, T* y, const bias_act_epilogue* epilogue = nullptr) {
     const std::int64_t K = g.K(), P = g.out_pixels();
     if (g.n * P * g.oc == 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+        if (epilogue) {
+#ifdef GRAFT_X86_DISPATCH
+            if (conv_narrow_fits(g)) {
+                conv_narrow_forward(g, x, f, y, epilogue);
+                return;
+            }
+#endif
+            conv_forward<T>(g, x, f, y);
+            epilogue->apply_all(y, g.n * P);
+            return;
+        }
+    }
     const gemm::matrix_source<T> filter_by_k{f, 1, g.oc, g.oc};  // outer oc, depth k
     if (g.nhwc && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.ih &&
         g.ow == g.iw) {  // 1x1: the input is the im2col matrix
@@ -177,17 +193,24 @@ inline void check_out_backprop(const char* op, const conv_geom& g, const tensor&
 
 /// Conv2D: input [N,H,W,C] (NHWC) or [N,C,H,W] (NCHW) with filter [KH,KW,C,OC] -> [N,OH,OW,OC] or
 /// [N,OC,OH,OW]. float32/float64. Throws shape_error (ranks, channel mismatch, negative output) or
-/// invalid_argument_error (dtype, attrs).
-inline tensor conv2d(const tensor& input, const tensor& filter, const conv2d_params& p) {
+/// invalid_argument_error (dtype, attrs). `epilogue` (float32 NHWC): act(y + bias) applied as the
+/// output is produced, the bits of bias_activation_inplace on the result (_FusedConv2D).
+inline tensor conv2d(const tensor& input, const tensor& filter, const conv2d_params& p,
+                     const bias_act_epilogue* epilogue = nullptr) {
     const char* op = "Conv2D";
     nn_detail::check_float(op, "input", input);
     nn_detail::check_same_dtype(op, "input", input, "filter", filter);
     const bool nhwc = nn_detail::is_nhwc(op, p.data_format);
     const auto in = nn_detail::activation_dims(op, "input", input, nhwc);
     const auto g = nn_detail::make_conv_geom(op, in, filter.shape(), p, false, input.shape());
+    if (epilogue && (!nhwc || input.type() != dtype::float32 || epilogue->channels() != g.oc)) {
+        throw invalid_argument_error(detail::cat(op, ": a fused bias epilogue needs float32 NHWC and one bias per output ",
+                                                 "channel (", g.oc, "), given ", dtype_name(input.type()), " ",
+                                                 p.data_format, " and ", epilogue->channels()));
+    }
     tensor out = tensor::uninitialized(input.type(), nn_detail::activation_shape(g.out_dims(), nhwc));
     if (input.type() == dtype::float32) {
-        nn_detail::conv_forward(g, input.data<float>(), filter.data<float>(), out.data<float>());
+        nn_detail::conv_forward(g, input.data<float>(), filter.data<float>(), out.data<float>(), epilogue);
     } else {
         nn_detail::conv_forward(g, input.data<double>(), filter.data<double>(), out.data<double>());
     }

@@ -162,8 +162,16 @@ inline void register_nn(kernel_registry& r) {
             if (c.attr_or<std::string>("filter_format", "HWIO") != "HWIO") c.fail("only filter_format HWIO is supported");
             return spec{impl::read_conv_params(c), impl::parse_fused_epilogue(c)};
         });
-        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::conv2d(c.input(0), c.input(1), s->conv),
-                                             s->conv.data_format));
+        const tensor bias = c.input(2);
+        const tensor x = c.input(0), f = c.input(1);
+        if (s->epilogue.one_pass && s->conv.data_format == "NHWC" && x.type() == dtype::float32 &&
+            bias.type() == dtype::float32 && bias.rank() == 1 && f.rank() == 4 && bias.dim(0) == f.dim(3)) {
+            // bias and activation on each stretch of the output as the convolution writes it
+            const ops::bias_act_epilogue epilogue(bias.data<float>(), bias.dim(0), *s->epilogue.one_pass, s->epilogue.alpha);
+            c.set_output(0, ops::conv2d(x, f, s->conv, &epilogue));
+            return;
+        }
+        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::conv2d(x, f, s->conv), s->conv.data_format));
     });
     r.add("_FusedMatMul", [](kernel_context& c) {
         struct spec {
