@@ -171,6 +171,42 @@ static bool wanted(int argc, char** argv, const char* name) {
 }
 #endif
 
+#ifdef GRAFT_WITH_CUDA
+/// An 8192^3 MatMul of `t` operands (fp32 accumulation) through a session (a = b = constants on the
+/// GPU), then cuBLAS's own rate on the same shapes, called directly on a graft stream.
+static void gemm_8192(dtype t, const char* name, const char* what) {
+    const std::int64_t n = 8192;
+    auto of_type = [&](const tensor& f) {
+        if (t == dtype::float32) return f;
+        tensor r(t, f.shape());
+        for (std::int64_t i = 0; i < f.num_elements(); ++i)
+            r.data<graft::bfloat16>()[i] = graft::bfloat16(f.data<float>()[i]);
+        return r;
+    };
+    graft::graph g;
+    graft::graph_builder b(g);
+    b.op("MatMul", {b.constant(of_type(filled({n, n}, 1.f, 1)), "a"), b.constant(of_type(filled({n, n}, 1.f, 2)), "c")},
+         {}, "p");
+    graft::exec::session_options o;
+    o.default_device = "/device:GPU:0";
+    graft::exec::session s(g, o);
+    const double ms = ms_per(3, 20, [&] { s.run({}, {}, {"p"}); }, [&] { s.state().synchronize(); });
+    std::printf("%-22s %10.3f ms  (%.1f TFLOP/s %s)\n", name, ms, 2.0 * n * n * n / (ms * 1e-3) / 1e12, what);
+    graft::cuda::stream st(0);
+    auto A = graft::cuda::zeros(t, {n, n}, st), B = graft::cuda::zeros(t, {n, n}, st), C = graft::cuda::empty(t, {n, n}, st);
+    auto h = static_cast<cublasHandle_t>(st.cublas());
+    const cudaDataType_t ty = t == dtype::float32 ? CUDA_R_32F : CUDA_R_16BF;
+    const float one = 1.f, zero = 0.f;
+    const int ni = static_cast<int>(n);
+    const double raw = ms_per(3, 20, [&] {
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, B.raw_data(), ty, ni, A.raw_data(), ty, ni, &zero,
+                     C.raw_data(), ty, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }, [&] { st.synchronize(); });
+    std::printf("%-22s %10.3f ms  (graft at %.0f%% of cuBLAS)\n", (std::string(name) + "_cublas").c_str(), raw,
+                100.0 * raw / ms);
+}
+#endif
+
 int main(int argc, char** argv) {
 #ifndef GRAFT_WITH_CUDA
     (void)argc;
@@ -192,64 +228,8 @@ int main(int argc, char** argv) {
     if (wanted(argc, argv, "resnet18_train_b128"))
         std::printf("%-22s %10.3f ms\n", "resnet18_train_b128", train_step_ms(resnet18(128), 128, {128, 224, 224, 3}, 1000, 10));
 
-    if (wanted(argc, argv, "gemm_8192")) {  // GEMM through a session: a = b = 8192^2 constants on the GPU, the product reduced to a scalar.
-        const std::int64_t n = 8192;
-        graft::graph g;
-        graft::graph_builder b(g);
-        auto a = b.constant(filled({n, n}, 1.f, 1), "a");
-        auto c = b.constant(filled({n, n}, 1.f, 2), "c");
-        auto p = b.op("MatMul", {a, c}, {}, "p");
-        graft::exec::session_options o;
-        o.default_device = "/device:GPU:0";
-        graft::exec::session s(g, o);
-        double ms = ms_per(2, 10, [&] { s.run({}, {}, {"p"}); }, [&] { s.state().synchronize(); });
-        double tflops = 2.0 * n * n * n / (ms * 1e-3) / 1e12;
-        std::printf("%-22s %10.3f ms  (%.1f TFLOP/s float32, TF32 off)\n", "gemm_8192", ms, tflops);
-        (void)p;
-        // cuBLAS's own rate on the same shapes, called directly on a graft stream.
-        graft::cuda::stream st(0);
-        auto A = graft::cuda::zeros(dtype::float32, {n, n}, st), B = graft::cuda::zeros(dtype::float32, {n, n}, st),
-             C = graft::cuda::empty(dtype::float32, {n, n}, st);
-        auto h = static_cast<cublasHandle_t>(st.cublas());
-        const float one = 1.f, zero = 0.f;
-        int ni = static_cast<int>(n);
-        double raw = ms_per(2, 10, [&] {
-            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, static_cast<const float*>(B.raw_data()), ni,
-                        static_cast<const float*>(A.raw_data()), ni, &zero, static_cast<float*>(C.raw_data()), ni);
-        }, [&] { st.synchronize(); });
-        std::printf("%-22s %10.3f ms  (graft at %.0f%% of cuBLAS)\n", "gemm_8192_cublas", raw, 100.0 * raw / ms);
-    }
-    if (wanted(argc, argv, "gemm_8192_bf16")) {  // bf16 operands, fp32 accumulation, through a session and cuBLAS
-        const std::int64_t n = 8192;
-        auto bf16_of = [](const tensor& f) {
-            tensor t(dtype::bfloat16, f.shape());
-            for (std::int64_t i = 0; i < f.num_elements(); ++i)
-                t.data<graft::bfloat16>()[i] = graft::bfloat16(f.data<float>()[i]);
-            return t;
-        };
-        graft::graph g;
-        graft::graph_builder b(g);
-        auto a = b.constant(bf16_of(filled({n, n}, 1.f, 1)), "a");
-        auto c = b.constant(bf16_of(filled({n, n}, 1.f, 2)), "c");
-        b.op("MatMul", {a, c}, {}, "p");
-        graft::exec::session_options o;
-        o.default_device = "/device:GPU:0";
-        graft::exec::session s(g, o);
-        double ms = ms_per(3, 20, [&] { s.run({}, {}, {"p"}); }, [&] { s.state().synchronize(); });
-        std::printf("%-22s %10.3f ms  (%.1f TFLOP/s bf16, fp32 accumulation)\n", "gemm_8192_bf16", ms,
-                    2.0 * n * n * n / (ms * 1e-3) / 1e12);
-        graft::cuda::stream st(0);
-        auto A = graft::cuda::zeros(dtype::bfloat16, {n, n}, st), B = graft::cuda::zeros(dtype::bfloat16, {n, n}, st),
-             C = graft::cuda::empty(dtype::bfloat16, {n, n}, st);
-        auto h = static_cast<cublasHandle_t>(st.cublas());
-        const float one = 1.f, zero = 0.f;
-        int ni = static_cast<int>(n);
-        double raw = ms_per(3, 20, [&] {
-            cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, B.raw_data(), CUDA_R_16BF, ni, A.raw_data(),
-                         CUDA_R_16BF, ni, &zero, C.raw_data(), CUDA_R_16BF, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        }, [&] { st.synchronize(); });
-        std::printf("%-22s %10.3f ms  (graft at %.0f%% of cuBLAS)\n", "gemm_8192_bf16_cublas", raw, 100.0 * raw / ms);
-    }
+    if (wanted(argc, argv, "gemm_8192")) gemm_8192(dtype::float32, "gemm_8192", "float32, TF32 off");
+    if (wanted(argc, argv, "gemm_8192_bf16")) gemm_8192(dtype::bfloat16, "gemm_8192_bf16", "bf16, fp32 accumulation");
     if (wanted(argc, argv, "launch_10_nodes")) {  // Launch overhead: 10 elementwise nodes on 16 floats, fetched on the host.
         graft::graph g;
         graft::graph_builder b(g);

@@ -164,37 +164,34 @@ std::vector<plan> build_plans(cudnnHandle_t h, pass ps, const conv_problem& p, s
     set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil.data());
     must(cudnnBackendFinalize(conv.get()));
 
+    // Each pass's operation and its attributes for x, w, y, the convolution, alpha and beta.
+    struct op_attrs {
+        cudnnBackendDescriptorType_t type;
+        cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+    };
+    static constexpr op_attrs by_pass[3] = {
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA},
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA},
+    };
+    const op_attrs& a = by_pass[static_cast<int>(ps)];
     const float alpha = 1.0f, beta = 0.0f;
-    std::unique_ptr<desc> op;
-    switch (ps) {
-        case pass::forward:
-            op = std::make_unique<desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, *x);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, *w);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, *y);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
-            set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-            set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-            break;
-        case pass::backward_data:
-            op = std::make_unique<desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, *x);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, *w);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, *y);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
-            set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-            set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-            break;
-        case pass::backward_filter:
-            op = std::make_unique<desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, *x);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, *w);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, *y);
-            set_desc(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv);
-            set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-            set(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-            break;
-    }
+    auto op = std::make_unique<desc>(a.type);
+    set_desc(*op, a.x, *x);
+    set_desc(*op, a.w, *w);
+    set_desc(*op, a.y, *y);
+    set_desc(*op, a.conv, conv);
+    set(*op, a.alpha, CUDNN_TYPE_FLOAT, 1, &alpha);
+    set(*op, a.beta, CUDNN_TYPE_FLOAT, 1, &beta);
     must(cudnnBackendFinalize(op->get()));
 
     desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
