@@ -62,8 +62,7 @@ void set_desc(const desc& d, cudnnBackendAttributeName_t name, const desc& value
 std::unique_ptr<desc> tensor_desc(std::int64_t uid, const std::array<std::int64_t, 4>& dims, bool channels_last,
                                   std::int64_t alignment) {
     auto t = std::make_unique<desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    const std::int64_t n = dims[0], c = dims[1], h = dims[2], w = dims[3];
-    (void)n;
+    const std::int64_t c = dims[1], h = dims[2], w = dims[3];
     const std::array<std::int64_t, 4> strides =
         channels_last ? std::array<std::int64_t, 4>{h * w * c, 1, w * c, c} : std::array<std::int64_t, 4>{c * h * w, h * w, w, 1};
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
