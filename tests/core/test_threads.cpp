@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,49 @@ TEST_CASE("run_tasks: every share runs once, the caller's included; a throwing s
         std::atomic<int> inner{0};
         graft::run_tasks(2, [&](int) { graft::run_tasks(3, [&](int) { inner.fetch_add(1); }); });
         CHECK(inner.load() == 6);
+    }
+    graft::set_num_threads(2);
+}
+
+TEST_CASE("run_tasks: a worker waiting from the last call takes the next one's share; Eigen work and a resize in between") {
+    // Share 0 (the caller's) waits until share 1 has started on another thread, so every call
+    // below needs a pool worker: one still spinning from the call before (back to back), one
+    // sent back to the pool by an Eigen expression (cpu_device()), or one parked after a pause
+    // longer than the spin (GRAFT_SPIN_US, 200 us by default) and woken.
+    for (int threads : {2, 3}) {
+        graft::set_num_threads(threads);
+        graft::tensor a = graft::tensor::from_vector<float>({1.f, 2.f, 3.f, 4.f});
+        graft::tensor b(graft::dtype::float32, {4});
+        long total = 0;
+        for (int call = 0; call < 300; ++call) {
+            std::atomic<bool> started{false};
+            std::atomic<bool> waited_out{false};
+            std::vector<std::atomic<int>> runs(static_cast<std::size_t>(threads));
+            graft::run_tasks(threads, [&](int t) {
+                runs[static_cast<std::size_t>(t)].fetch_add(1);
+                if (t == 1) started.store(true);
+                if (t != 0) return;
+                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                while (!started.load()) {
+                    if (std::chrono::steady_clock::now() > until) {
+                        waited_out.store(true);
+                        return;
+                    }
+                }
+            });
+            CHECK_FALSE(waited_out.load());
+            for (auto& r : runs) total += r.load() == 1;
+            if (call % 3 == 1) {  // Eigen work between two calls
+                b.flat<float>().device(graft::cpu_device()) = a.flat<float>() * static_cast<float>(call);
+                CHECK(b.flat<float>()(3) == 4.f * static_cast<float>(call));
+            }
+            if (call % 7 == 2) std::this_thread::sleep_for(std::chrono::microseconds(400));
+            if (call == 150) {  // a rebuilt pool, while a worker may still be spinning in the old one
+                graft::set_num_threads(1);
+                graft::set_num_threads(threads);
+            }
+        }
+        CHECK(total == 300L * threads);
     }
     graft::set_num_threads(2);
 }

@@ -24,6 +24,57 @@
 namespace graft {
 
 namespace detail {
+/// One run_tasks call's shares: whoever takes part (the caller, a pool worker it enqueued, a worker
+/// still spinning from an earlier call) claims the next unclaimed share until none is left, so the
+/// caller finishes the job alone if no worker comes.
+struct task_job {
+    const std::function<void(int)>* fn = nullptr;
+    int tasks = 0;
+    std::uint64_t seq = 0;
+    std::atomic<int> next{1};  // share 0 is the caller's
+    std::atomic<int> left{0};  // shares [1, tasks) not finished yet
+    std::mutex mu;
+    std::exception_ptr error;
+    void work() {
+        for (int t = next.fetch_add(1, std::memory_order_acq_rel); t < tasks;
+             t = next.fetch_add(1, std::memory_order_acq_rel)) {
+            try {
+                (*fn)(t);
+            } catch (...) {
+                std::lock_guard lock(mu);
+                if (!error) error = std::current_exception();
+            }
+            if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) left.notify_one();
+        }
+    }
+};
+/// Where a pool worker that finished its shares waits, spinning, for the next run_tasks call: a
+/// parked worker takes ~35 us to wake on a virtual machine (measured on 2 vCPUs: two 30 us shares
+/// took 31 us back to back and 65-69 us once the caller had spent 50 us or more between calls),
+/// which the products of an LSTM step or a training step pay once each.
+struct task_hub {
+    std::mutex mu;                          // guards current
+    std::shared_ptr<task_job> current;      // the latest job posted
+    std::atomic<std::uint64_t> posted{0};   // its seq
+    std::atomic<int> spinning{0};           // workers waiting here
+    std::atomic<std::uint64_t> released{0};  // bumped when they must go back to the pool at once
+};
+inline task_hub& hub() {
+    static task_hub h;
+    return h;
+}
+/// How long a worker spins for the next call (GRAFT_SPIN_US, default 200; 0: it never waits).
+inline std::chrono::microseconds task_spin() {
+    static const std::chrono::microseconds us = [] {
+        const char* e = std::getenv("GRAFT_SPIN_US");
+        return std::chrono::microseconds(e ? std::max(0, std::atoi(e)) : 200);
+    }();
+    return us;
+}
+/// Sends the spinning workers back to the pool: Eigen's own tasks (cpu_device()) and a pool rebuild
+/// must not wait for them.
+inline void release_spinners() { hub().released.fetch_add(1, std::memory_order_acq_rel); }
+
 struct thread_state {
     std::mutex mu;
     int n = 0;
@@ -39,6 +90,7 @@ struct thread_state {
         return h > 0 ? h : 1;
     }
     void rebuild(int threads) {
+        release_spinners();
         dev.reset();
         pool.reset();
         n = threads;
@@ -82,67 +134,105 @@ inline int num_threads() {
     return s.n;
 }
 
-/// The shared Eigen device for CPU kernels: `out.device(graft::cpu_device()) = a + b;`.
-inline const Eigen::ThreadPoolDevice& cpu_device() {
-    auto& s = detail::threads();
+namespace detail {
+/// The pool's device, as run_tasks uses it.
+inline const Eigen::ThreadPoolDevice& pool_device() {
+    auto& s = threads();
     std::lock_guard lock(s.mu);
-    if (!s.pool) s.rebuild(detail::thread_state::default_threads());
+    if (!s.pool) s.rebuild(thread_state::default_threads());
     return *s.dev;
 }
+}  // namespace detail
 
-/// Runs fn(task) for task in [0, tasks) on the pool, the caller running task 0, and waits for all
-/// of them; the first exception a task threw is rethrown then (after every task has finished).
-/// The caller spins a while before it sleeps: the shares are near-equal, so the others are
-/// usually done within microseconds, and waking a sleeping thread costs tens of microseconds on
-/// a virtual machine (measured: a 1.6 MB matrix-vector product on 2 threads took 10 or 35 us
-/// depending on whether the caller slept; Eigen::Barrier never spins).
+/// The shared Eigen device for CPU kernels: `out.device(graft::cpu_device()) = a + b;`. Workers
+/// waiting for graft's next parallel loop go back to the pool first, so Eigen's tasks find them.
+inline const Eigen::ThreadPoolDevice& cpu_device() {
+    detail::release_spinners();
+    return detail::pool_device();
+}
+
+namespace detail {
+/// A pool worker's part in run_tasks: the job's shares, then, while jobs keep coming within
+/// task_spin() of each other and nothing else needs the pool, the next job's.
+inline void task_worker(std::shared_ptr<task_job> job) {
+    auto& h = hub();
+    for (;;) {
+        // read before this worker's last share can let its caller go on to Eigen work
+        const std::uint64_t released = h.released.load(std::memory_order_acquire);
+        job->work();
+        const std::uint64_t seq = job->seq;
+        job.reset();
+        if (task_spin().count() == 0) return;
+        h.spinning.fetch_add(1, std::memory_order_acq_rel);
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 1;; ++i) {
+            if (h.posted.load(std::memory_order_acquire) != seq) {
+                std::lock_guard lock(h.mu);
+                job = h.current;
+                break;
+            }
+            if (h.released.load(std::memory_order_acquire) != released) break;
+            if (i % 64 == 0 && std::chrono::steady_clock::now() - start > task_spin()) break;
+            spin_pause();
+        }
+        h.spinning.fetch_sub(1, std::memory_order_acq_rel);
+        if (!job) return;
+    }
+}
+}  // namespace detail
+
+/// Runs fn(task) for task in [0, tasks) on the pool, the caller running task 0 (and any share no
+/// worker has claimed by then), and waits for all of them; the first exception a task threw is
+/// rethrown then (after every task has finished). The caller spins a while before it sleeps: the
+/// shares are near-equal, so the others are usually done within microseconds, and waking a
+/// sleeping thread costs tens of microseconds on a virtual machine (measured: a 1.6 MB
+/// matrix-vector product on 2 threads took 10 or 35 us depending on whether the caller slept;
+/// Eigen::Barrier never spins). The workers spin too, for the next call (detail::task_worker).
 inline void run_tasks(int tasks, const std::function<void(int)>& fn) {
     if (tasks <= 1) {
         if (tasks == 1) fn(0);
         return;
     }
-    const auto& dev = cpu_device();
+    const auto& dev = detail::pool_device();
     if (dev.currentThreadId() >= 0) {  // called from a pool worker: nested, run the shares here
         for (int t = 0; t < tasks; ++t) fn(t);
         return;
     }
-    struct shared {
-        std::atomic<int> left;
-        std::mutex mu;
-        std::exception_ptr error;
-        void keep(std::exception_ptr e) {
-            std::lock_guard lock(mu);
-            if (!error) error = std::move(e);
-        }
-    };
-    // shared with the workers: the last one notifies after the caller may already have seen zero
-    auto st = std::make_shared<shared>();
-    st->left.store(tasks - 1);
-    for (int t = 1; t < tasks; ++t) {
-        dev.enqueueNoNotification([&fn, t, st] {
-            try {
-                fn(t);
-            } catch (...) {
-                st->keep(std::current_exception());
-            }
-            if (st->left.fetch_sub(1, std::memory_order_acq_rel) == 1) st->left.notify_one();
-        });
+    auto& h = detail::hub();
+    auto job = std::make_shared<detail::task_job>();
+    job->fn = &fn;
+    job->tasks = tasks;
+    job->left.store(tasks - 1);
+    {
+        std::lock_guard lock(h.mu);
+        job->seq = h.posted.load(std::memory_order_relaxed) + 1;
+        h.current = job;
+        h.posted.store(job->seq, std::memory_order_release);
     }
+    // workers spinning from the last call take shares on their own; wake pool workers for the rest
+    for (int t = h.spinning.load(std::memory_order_acquire); t < std::min(tasks - 1, dev.numThreads() - 1); ++t)
+        dev.enqueueNoNotification([job] { detail::task_worker(job); });
     try {
         fn(0);
     } catch (...) {
-        st->keep(std::current_exception());
+        std::lock_guard lock(job->mu);
+        if (!job->error) job->error = std::current_exception();
     }
+    job->work();
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 1; st->left.load(std::memory_order_acquire) != 0; ++i) {
+    for (int i = 1; job->left.load(std::memory_order_acquire) != 0; ++i) {
         if (i % 64 == 0 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(100)) {
-            for (int v = st->left.load(std::memory_order_acquire); v != 0; v = st->left.load(std::memory_order_acquire))
-                st->left.wait(v, std::memory_order_acquire);
+            for (int v = job->left.load(std::memory_order_acquire); v != 0; v = job->left.load(std::memory_order_acquire))
+                job->left.wait(v, std::memory_order_acquire);
             break;
         }
         detail::spin_pause();
     }
-    if (st->error) std::rethrow_exception(st->error);
+    {
+        std::lock_guard lock(h.mu);
+        if (h.current == job) h.current.reset();
+    }
+    if (job->error) std::rethrow_exception(job->error);
 }
 
 }  // namespace graft
