@@ -167,10 +167,11 @@ TEST_CASE("nn MatMul: b packed beforehand (gemm::packed_b) gives the same bits a
 }
 
 TEST_CASE("nn MatMul: a transposed b packs to the same panels as the same b untransposed (same bits)") {
-    // the AVX2 path packs a b whose columns lie along k by 8x8 register transposes: depths not a
-    // multiple of 8 (the tail), past one panel depth (320), column counts short of, at and past one
+    // the AVX2 path packs a b whose columns lie along k by 8x8 register transposes, the AVX-512 path
+    // by 16x16 ones (its tail by the 8x8 ones, then elements): depths not a multiple of 8 or 16 (the
+    // tails), past one panel depth (320), column counts short of, at and past one
     // 16-column panel, and two threads (each packs its own columns from an offset)
-    for (std::int64_t K : {1, 7, 8, 9, 17, 320, 321, 700})
+    for (std::int64_t K : {1, 7, 8, 9, 15, 16, 17, 31, 40, 320, 321, 700})
         for (std::int64_t N : {1, 15, 16, 17, 33, 520}) {
             const tensor bt = random_tensor(dtype::float32, {N, K}, 31);  // b^T, as MatMul(transpose_b) gets it
             const tensor b = ops::transpose(bt, {1, 0});
