@@ -62,12 +62,14 @@ TEST_CASE("nn MatMul: a small product and its transposes") {
 
 TEST_CASE("nn MatMul: float32/float64 against float64 loops over shapes, transposes and every kernel the CPU runs") {
     // the AVX-512 tiles are 12x16 and 12x32 (two 6-row panels of A, one or two 16-column panels of
-    // B): shapes around 12/24 rows and 16/32/48 columns, partial second panels, K past one panel
+    // B; a block's last tile 1, 2, 4, 6 or 8 rows): shapes around 12/24 rows and 16/32/48 columns, partial second panels, K past one panel
     // depth (320) and the transposed orientation (column-strided stores) are all here
     const std::vector<mm_case> cases = {{1, 1, 1},     {1, 7, 5},     {5, 7, 1},     {6, 16, 16},  {7, 3, 17},
                                         {13, 40, 9},   {1, 300, 70},  {70, 300, 1},  {97, 333, 45}, {130, 70, 33},
                                         {7, 5, 3100},  {12, 32, 32},  {13, 20, 33},  {24, 64, 48}, {25, 321, 47},
                                         {50, 17, 97},  {96, 40, 128}, {11, 9, 31},
+                                        // a last tile computed as 1, 2, 4, 6, 8 or 12 rows
+                                        {3, 40, 33},   {4, 130, 48},  {8, 70, 40},   {16, 35, 20}, {32, 128, 96},
                                         // one row (or column): gemv, in blocks of whole vectors, the last masked
                                         {1, 400, 120}, {1, 120, 84},  {1, 84, 10},   {1, 33, 257}, {1, 784, 512},
                                         {120, 400, 1}};

@@ -233,9 +233,11 @@ template <bool Wide>
     }
 }
 
-/// C[0:m, 0:n] (= or +=) A rows (m <= 12) * [b panel | Wide: the next b panel] (n <= 16 or 32):
-/// per depth one or two loads of B and twelve broadcasts of A for 12 or 24 FMAs.
-template <bool Wide, class Rows>
+/// C[0:m, 0:n] (= or +=) A rows (m <= R) * [b panel | Wide: the next b panel] (n <= 16 or 32):
+/// per depth one or two loads of B and R broadcasts of A for R or 2R FMAs. R is 12, or 8, 6, 4, 2
+/// or 1 for a block's last rows (an LSTM's batch of 32 as 12 + 12 + 8 rows instead of 36; a batch
+/// of 4 as 4 rows in zmm registers, not 6 in the AVX2 kernel's ymm).
+template <bool Wide, int R = 2 * mr, class Rows>
 [[gnu::target("avx512f")]] inline void kernel_avx512(std::int64_t kc, Rows a, const float* b, float* c,
                                                       std::int64_t rs, std::int64_t cs, int m, int n,
                                                       bool accumulate) {
@@ -248,8 +250,9 @@ template <bool Wide, class Rows>
         const std::int64_t o = a.offset();
         const __m512 b0 = _mm512_load_ps(b);
         const __m512 b1 = Wide ? _mm512_load_ps(bb) : b0;
+        static_assert(R >= 1 && R <= 2 * mr, "rows of the two A panels");
 #pragma GCC unroll 12
-        for (int r = 0; r < 2 * mr; ++r) {
+        for (int r = 0; r < R; ++r) {
             const __m512 av = _mm512_set1_ps(a.at(r, o));
             lo[r] = _mm512_fmadd_ps(av, b0, lo[r]);
             if constexpr (Wide) hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
