@@ -60,7 +60,7 @@ struct task_hub {
     std::atomic<std::uint64_t> released{0};  // bumped when they must go back to the pool at once
 };
 inline task_hub& hub() {
-    static task_hub h;
+    static task_hub& h = *new task_hub;  // never destroyed: a worker may still spin at exit
     return h;
 }
 /// How long a worker spins for the next call (GRAFT_SPIN_US, default 200; 0: it never waits).
