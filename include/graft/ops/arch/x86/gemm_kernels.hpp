@@ -267,6 +267,12 @@ template <bool Wide, int R = 2 * mr, class Rows>
 
 /// r[i] = (r0[i], r1[i], ..., r15[i]): a 16x16 transpose in 64 shuffles (the AVX2 8x8 one takes 24
 /// for a quarter of the elements).
+// GCC 12's _mm512_undefined_ps (the unused pass-through of the unmasked shuffles) is a self-initialised
+// variable, which -Wmaybe-uninitialized reports in every caller.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 [[gnu::target("avx512f")]] inline void transpose16_avx512(__m512 (&r)[16]) {
     __m512 t[16], u[16];
     for (int i = 0; i < 8; ++i) {
@@ -309,6 +315,9 @@ template <bool Wide, int R = 2 * mr, class Rows>
     }
     if (k < kc) pack_b_panel_cols_avx2(cols, kc - k, dst + k * nr, k);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 static_assert(mr == 6, "pack_a6_avx512 packs 6-row panels");
 /// The lane tables of pack_a6_avx512: output vector j of a 16-depth step holds packed elements
