@@ -8,6 +8,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "graft/ops/lstm_kernels.hpp"
 #include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
@@ -491,6 +494,62 @@ TEST_CASE("BlockLSTM / BlockLSTMGrad at layer size: float32 (SIMD gates, GEMMs, 
         }
     }
     graft::set_num_threads(threads);
+}
+
+TEST_CASE("LSTM gate rows: every vector width the CPU runs gives the same bits, within 2e-6 of std::exp/std::tanh") {
+    // 16-lane (AVX-512), 8-lane (AVX2) and scalar rows of one batch row: H = 53 (three 16-lane
+    // blocks, six 8-lane blocks, tails), pre-activations from -40 to 40 (saturated gates, |x| < 0.3
+    // in tanh's polynomial), a NaN, clipping and peepholes
+    namespace lk = graft::ops::lstm_kernels;
+    namespace gm = graft::ops::gemm;
+    const std::int64_t H = 53;
+    std::vector<float> g(4 * H), bias(4 * H), cs_prev(H), wci(H), wcf(H), wco(H);
+    for (std::int64_t j = 0; j < 4 * H; ++j) {
+        g[j] = static_cast<float>(40.0 * std::sin(0.37 * static_cast<double>(j * j)) * std::exp(-0.02 * j));
+        bias[j] = static_cast<float>(0.1 * std::cos(static_cast<double>(j)));
+    }
+    for (std::int64_t j = 0; j < H; ++j) {
+        cs_prev[j] = static_cast<float>(2.0 * std::sin(1.3 * static_cast<double>(j)));
+        wci[j] = 0.3f, wcf[j] = -0.2f, wco[j] = 0.25f;
+    }
+    g[7] = std::numeric_limits<float>::quiet_NaN();  // an i gate: i, cs, co and h of column 7 are NaN
+    for (bool peephole : {false, true}) {
+        lk::gate_config cfg{0, H, 2 * H, 3 * H, 1.0, peephole ? 1.5 : 0.0, peephole};
+        std::vector<std::vector<float>> by_isa;
+        for (gm::kernel_isa isa : gm::available_kernels()) {
+            gm::limit_kernel(isa);
+            std::vector<float> out(7 * H, -7.f);
+            float* o = out.data();
+            lk::gates_forward<float>(H, cfg, g.data(), bias.data(), cs_prev.data(), wci.data(), wcf.data(), wco.data(),
+                                     {o, o + H, o + 2 * H, o + 3 * H, o + 4 * H, o + 5 * H, o + 6 * H});
+            by_isa.push_back(out);
+        }
+        gm::limit_kernel(gm::kernel_isa::avx512);
+        std::vector<double> ref(7 * H);
+        {  // float64 reference of the same row
+            std::vector<double> gd(g.begin(), g.end()), bd(bias.begin(), bias.end()), cd(cs_prev.begin(), cs_prev.end()),
+                wid(wci.begin(), wci.end()), wfd(wcf.begin(), wcf.end()), wod(wco.begin(), wco.end());
+            double* o = ref.data();
+            lk::gates_forward<double>(H, cfg, gd.data(), bd.data(), cd.data(), wid.data(), wfd.data(), wod.data(),
+                                      {o, o + H, o + 2 * H, o + 3 * H, o + 4 * H, o + 5 * H, o + 6 * H});
+        }
+        for (std::size_t k = 0; k < by_isa.size(); ++k) {
+            INFO("peephole " << peephole << " kernel family " << k);
+            for (std::int64_t e = 0; e < 7 * H; ++e) {
+                const double want = ref[static_cast<std::size_t>(e)], got = by_isa[k][static_cast<std::size_t>(e)];
+                INFO("output " << e / H << " column " << e % H);
+                if (std::isnan(want)) {
+                    CHECK(std::isnan(got));
+                } else {
+                    CHECK(std::abs(got - want) <= 2e-6 * std::max(1.0, std::abs(want)));
+                }
+            }
+            if (k >= 2) {  // the AVX-512 rows are the AVX2 rows, bit for bit (families: portable, avx2, avx512)
+                CHECK(std::memcmp(by_isa[k].data(), by_isa[1].data(), by_isa[k].size() * sizeof(float)) == 0);
+            }
+        }
+        CHECK(std::isnan(by_isa.back()[static_cast<std::size_t>(6 * H + 7)]));  // h of the NaN column
+    }
 }
 
 TEST_CASE("GRUBlockCell against a float64 reference, and its gradient (GRUBlockCellGrad)") {

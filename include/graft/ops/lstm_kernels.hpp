@@ -5,11 +5,12 @@
 //   lstm_kernels::gates_forward(H, cfg, g, b, cs_prev, wci, wcf, wco, {i, cs, f, o, ci, co, h});
 //   // g: the row's 4H gate pre-activations without the bias; writes the seven outputs' rows
 //
-// float rows run 8 lanes at a time with AVX2 + FMA when the CPU has them (whatever flags the program
-// was built with): exp by range reduction (x = n ln2 + r, |r| <= ln2/2) and a degree-7 polynomial,
-// sigmoid(x) = 1 / (1 + exp(-x)), tanh(x) = (1 - e) / (1 + e) with e = exp(-2|x|) and a Taylor
-// polynomial for |x| < 0.3 (relative errors of a few ulp; NaN propagates). Other rows and dtypes
-// use std::exp / std::tanh, as the per-step cell does.
+// float rows run 16 lanes at a time with AVX-512F, or 8 with AVX2 + FMA, when the CPU has them
+// (whatever flags the program was built with; the same operations per lane, so the same bits): exp
+// by range reduction (x = n ln2 + r, |r| <= ln2/2) and a degree-7 polynomial, sigmoid(x) =
+// 1 / (1 + exp(-x)), tanh(x) = (1 - e) / (1 + e) with e = exp(-2|x|) and a Taylor polynomial for
+// |x| < 0.3 (relative errors of a few ulp; NaN propagates). Other rows and dtypes use std::exp /
+// std::tanh, as the per-step cell does.
 #pragma once
 
 #include "graft/core/config.hpp"
@@ -107,7 +108,12 @@ void gates_forward(std::int64_t H, const gate_config& p, const T* g, const T* b,
                    const T* wcf, const T* wco, const out_rows<T>& r) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<T, float>) {
-        if (gemm::active_kernel() != gemm::kernel_isa::portable) {  // the CPU and GRAFT_MAX_CPU_ISA allow AVX2
+        const gemm::kernel_isa isa = gemm::active_kernel();  // what the CPU and GRAFT_MAX_CPU_ISA allow
+        if (isa == gemm::kernel_isa::avx512) {
+            detail::gates_forward_avx512(H, p, g, b, cs_prev, wci, wcf, wco, r);
+            return;
+        }
+        if (isa == gemm::kernel_isa::avx2) {
             detail::gates_forward_avx2(H, p, g, b, cs_prev, wci, wcf, wco, r);
             return;
         }
@@ -126,7 +132,13 @@ void gates_backward(std::int64_t H, const gate_config& p, const T* cs_prev, cons
                     const T* dcs, const T* dh, T* dg, T* cs_prev_grad, T* wci_g, T* wcf_g, T* wco_g) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<T, float>) {
-        if (gemm::active_kernel() != gemm::kernel_isa::portable) {  // the CPU and GRAFT_MAX_CPU_ISA allow AVX2
+        const gemm::kernel_isa isa = gemm::active_kernel();  // what the CPU and GRAFT_MAX_CPU_ISA allow
+        if (isa == gemm::kernel_isa::avx512) {
+            (p.use_peephole ? detail::gates_backward_avx512<true> : detail::gates_backward_avx512<false>)(
+                H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs, dh, dg, cs_prev_grad, wci_g, wcf_g, wco_g);
+            return;
+        }
+        if (isa == gemm::kernel_isa::avx2) {
             (p.use_peephole ? detail::gates_backward_avx2<true> : detail::gates_backward_avx2<false>)(
                 H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs, dh, dg, cs_prev_grad, wci_g, wcf_g, wco_g);
             return;

@@ -1,4 +1,4 @@
-// graft/ops/arch/x86/lstm_kernels.hpp — the AVX2 + FMA gate loops of the LSTM cell (forward and backward): the x86
+// graft/ops/arch/x86/lstm_kernels.hpp — the AVX2 + FMA and AVX-512 gate loops of the LSTM cell (forward and backward): the x86
 // half of graft/ops/lstm_kernels.hpp, chosen at run time there ([[gnu::target]], ops/arch/x86/cpu.hpp); empty where
 // GRAFT_X86_DISPATCH is not set.
 // Internal: graft/ops/lstm_kernels.hpp includes it after gate_config and gates_backward_body, which it uses.
@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -15,94 +16,74 @@
 #ifdef GRAFT_X86_DISPATCH
 namespace graft::ops::lstm_kernels::detail {
 
-/// exp(x) for 8 floats; x clamped to [-87.3, 88] (results stay normal and finite), NaN kept.
-[[gnu::target("avx2,fma")]] inline __m256 exp8(__m256 x) {
-    x = _mm256_min_ps(_mm256_set1_ps(88.f), _mm256_max_ps(_mm256_set1_ps(-87.3f), x));  // NaN: the second operand
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    // r = x - n ln2, ln2 split in a part exact in n's product and the rest
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    // exp(r) = sum r^k / k!, k <= 7 (|r| <= 0.347: the next term is below 6e-9 relative)
-    __m256 p = _mm256_set1_ps(1.f / 5040.f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 720.f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 120.f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 24.f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f / 6.f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.f));
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+// The lane operations the gate loops use, for 8 lanes (AVX2 + FMA) and 16 (AVX-512F), by overload:
+// lstm_gates_simd.inc writes each loop once over them and is included once per width, so the two
+// widths run the same operations in the same order (the same bits per lane).
+#define GRAFT_LSTM_OP8 [[gnu::target("avx2,fma"), gnu::always_inline]] inline
+#define GRAFT_LSTM_OP16 [[gnu::target("avx512f"), gnu::always_inline]] inline
+GRAFT_LSTM_OP8 __m256 v_add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+GRAFT_LSTM_OP8 __m256 v_sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+GRAFT_LSTM_OP8 __m256 v_mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+GRAFT_LSTM_OP8 __m256 v_div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+GRAFT_LSTM_OP8 __m256 v_fmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+GRAFT_LSTM_OP8 __m256 v_fnmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fnmadd_ps(a, b, c); }
+GRAFT_LSTM_OP8 __m256 v_min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+GRAFT_LSTM_OP8 __m256 v_max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+GRAFT_LSTM_OP8 __m256 v_round(__m256 x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/// 2^n for integral n (in range)
+GRAFT_LSTM_OP8 __m256 v_pow2(__m256 n) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
 }
-[[gnu::target("avx2,fma")]] inline __m256 sigmoid8(__m256 x) {
-    const __m256 one = _mm256_set1_ps(1.f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+GRAFT_LSTM_OP8 __m256 v_abs(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), x); }
+/// t with the sign bit of x or-ed in
+GRAFT_LSTM_OP8 __m256 v_or_sign(__m256 t, __m256 x) { return _mm256_or_ps(t, _mm256_and_ps(_mm256_set1_ps(-0.f), x)); }
+/// x < lim ? a : b
+GRAFT_LSTM_OP8 __m256 v_lt_select(__m256 x, __m256 lim, __m256 a, __m256 b) {
+    return _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, lim, _CMP_LT_OQ));
 }
-[[gnu::target("avx2,fma")]] inline __m256 tanh8(__m256 x) {
-    const __m256 sign = _mm256_set1_ps(-0.f);
-    const __m256 ax = _mm256_andnot_ps(sign, x);
-    const __m256 one = _mm256_set1_ps(1.f);
-    const __m256 e = exp8(_mm256_mul_ps(ax, _mm256_set1_ps(-2.f)));
-    const __m256 big = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
-    // |x| < 0.3: x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 (next term below 6e-8 relative)
-    const __m256 x2 = _mm256_mul_ps(ax, ax);
-    __m256 q = _mm256_set1_ps(62.f / 2835.f);
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-17.f / 315.f));
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(2.f / 15.f));
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.f / 3.f));
-    const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(q, x2), ax, ax);
-    const __m256 t = _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.3f), _CMP_LT_OQ));
-    return _mm256_or_ps(t, _mm256_and_ps(sign, x));  // NaN stays NaN through big
-}
+GRAFT_LSTM_OP8 __m256 v_set(__m256, float v) { return _mm256_set1_ps(v); }
+GRAFT_LSTM_OP8 __m256 v_load(__m256, const float* p) { return _mm256_loadu_ps(p); }
+GRAFT_LSTM_OP8 void v_store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
 
-[[gnu::target("avx2,fma")]] inline void gates_forward_avx2(std::int64_t H, const gate_config& p, const float* g,
-                                                           const float* b, const float* cs_prev, const float* wci,
-                                                           const float* wcf, const float* wco,
-                                                           const out_rows<float>& r) {
-    const __m256 fb = _mm256_set1_ps(static_cast<float>(p.forget_bias));
-    const __m256 hi = _mm256_set1_ps(static_cast<float>(p.cell_clip)), lo = _mm256_set1_ps(-static_cast<float>(p.cell_clip));
-    const bool clip = p.cell_clip > 0;
-    std::int64_t j = 0;
-    for (; j + 8 <= H; j += 8) {
-        const __m256 cp = _mm256_loadu_ps(cs_prev + j);
-        __m256 gi = _mm256_add_ps(_mm256_loadu_ps(g + p.off_i + j), _mm256_loadu_ps(b + p.off_i + j));
-        __m256 gf = _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(g + p.off_f + j), _mm256_loadu_ps(b + p.off_f + j)), fb);
-        __m256 go = _mm256_add_ps(_mm256_loadu_ps(g + p.off_o + j), _mm256_loadu_ps(b + p.off_o + j));
-        const __m256 gc = _mm256_add_ps(_mm256_loadu_ps(g + p.off_c + j), _mm256_loadu_ps(b + p.off_c + j));
-        if (p.use_peephole) {
-            gi = _mm256_fmadd_ps(cp, _mm256_loadu_ps(wci + j), gi);
-            gf = _mm256_fmadd_ps(cp, _mm256_loadu_ps(wcf + j), gf);
-        }
-        const __m256 i = sigmoid8(gi), ci = tanh8(gc), f = sigmoid8(gf);
-        // i*ci + f*cp as two rounded products and a sum, like the scalar rows
-        __m256 c = _mm256_add_ps(_mm256_mul_ps(i, ci), _mm256_mul_ps(f, cp));
-        if (clip) c = _mm256_min_ps(hi, _mm256_max_ps(lo, c));
-        const __m256 co = tanh8(c);
-        if (p.use_peephole) go = _mm256_fmadd_ps(c, _mm256_loadu_ps(wco + j), go);
-        const __m256 o = sigmoid8(go);
-        _mm256_storeu_ps(r.i + j, i);
-        _mm256_storeu_ps(r.ci + j, ci);
-        _mm256_storeu_ps(r.f + j, f);
-        _mm256_storeu_ps(r.cs + j, c);
-        _mm256_storeu_ps(r.co + j, co);
-        _mm256_storeu_ps(r.o + j, o);
-        _mm256_storeu_ps(r.h + j, _mm256_mul_ps(o, co));
-    }
-    gates_forward_scalar<float>(j, H, p, g, b, cs_prev, wci, wcf, wco, r);
+GRAFT_LSTM_OP16 __m512 v_add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+GRAFT_LSTM_OP16 __m512 v_sub(__m512 a, __m512 b) { return _mm512_sub_ps(a, b); }
+GRAFT_LSTM_OP16 __m512 v_mul(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
+GRAFT_LSTM_OP16 __m512 v_div(__m512 a, __m512 b) { return _mm512_div_ps(a, b); }
+GRAFT_LSTM_OP16 __m512 v_fmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+GRAFT_LSTM_OP16 __m512 v_fnmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fnmadd_ps(a, b, c); }
+GRAFT_LSTM_OP16 __m512 v_min(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
+GRAFT_LSTM_OP16 __m512 v_max(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
+GRAFT_LSTM_OP16 __m512 v_round(__m512 x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+GRAFT_LSTM_OP16 __m512 v_pow2(__m512 n) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
 }
+GRAFT_LSTM_OP16 __m512 v_abs(__m512 x) {
+    return _mm512_castsi512_ps(_mm512_andnot_epi32(_mm512_set1_epi32(INT32_MIN), _mm512_castps_si512(x)));
+}
+GRAFT_LSTM_OP16 __m512 v_or_sign(__m512 t, __m512 x) {
+    const __m512i sign = _mm512_and_epi32(_mm512_set1_epi32(INT32_MIN), _mm512_castps_si512(x));
+    return _mm512_castsi512_ps(_mm512_or_epi32(_mm512_castps_si512(t), sign));
+}
+GRAFT_LSTM_OP16 __m512 v_lt_select(__m512 x, __m512 lim, __m512 a, __m512 b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lim, _CMP_LT_OQ), b, a);
+}
+GRAFT_LSTM_OP16 __m512 v_set(__m512, float v) { return _mm512_set1_ps(v); }
+GRAFT_LSTM_OP16 __m512 v_load(__m512, const float* p) { return _mm512_loadu_ps(p); }
+GRAFT_LSTM_OP16 void v_store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+#undef GRAFT_LSTM_OP8
+#undef GRAFT_LSTM_OP16
 
-template <bool Peephole>
-[[gnu::target("avx2,fma")]] inline void gates_backward_avx2(std::int64_t H, const gate_config& p, const float* cs_prev,
-                                                            const float* wci, const float* wcf, const float* wco,
-                                                            const float* i, const float* cs, const float* f,
-                                                            const float* o, const float* ci, const float* co,
-                                                            const float* dcs_in, const float* dh, float* dg,
-                                                            float* cs_prev_grad, float* wci_g, float* wcf_g,
-                                                            float* wco_g) {
-    gates_backward_body<float, Peephole>(H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs_in, dh, dg,
-                                         cs_prev_grad, wci_g, wcf_g, wco_g);
-}
+#define GRAFT_LSTM_TARGET "avx2,fma"
+#define GRAFT_LSTM_V __m256
+#define GRAFT_LSTM_LANES 8
+#define GRAFT_LSTM_NAME(f) f##_avx2
+#include "graft/ops/arch/x86/lstm_gates_simd.inc"
+
+#define GRAFT_LSTM_TARGET "avx512f"
+#define GRAFT_LSTM_V __m512
+#define GRAFT_LSTM_LANES 16
+#define GRAFT_LSTM_NAME(f) f##_avx512
+#include "graft/ops/arch/x86/lstm_gates_simd.inc"
 
 }  // namespace graft::ops::lstm_kernels::detail
 #endif  // GRAFT_X86_DISPATCH
