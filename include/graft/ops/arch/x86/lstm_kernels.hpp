@@ -18,7 +18,7 @@ namespace graft::ops::lstm_kernels::detail {
 
 // The lane operations the gate loops use, for 8 lanes (AVX2 + FMA) and 16 (AVX-512F), by overload:
 // lstm_gates_simd.inc writes each loop once over them and is included once per width, so the two
-// widths run the same operations in the same order (the same bits per lane).
+// widths run the same operations in the same order (the same bits per lane, a NaN's sign aside).
 #define GRAFT_LSTM_OP8 [[gnu::target("avx2,fma"), gnu::always_inline]] inline
 #define GRAFT_LSTM_OP16 [[gnu::target("avx512f"), gnu::always_inline]] inline
 GRAFT_LSTM_OP8 __m256 v_add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
