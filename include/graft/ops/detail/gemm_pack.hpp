@@ -61,17 +61,15 @@ struct matrix_source {
             }
             return;
         }
-        if (outer_stride == 1 && valid == nr && r_count == nr) {  // whole B panels: fixed-size copies
-            for (std::int64_t k = 0; k < kc; ++k)
-                std::memcpy(dst + k * nr, data + (k0 + k) * depth_stride + o0, sizeof(T) * nr);
-            return;
-        }
-        if (outer_stride == 1 && valid == mr && r_count == mr) {
-            // whole panels of a transposed A (a weight gradient's X^T): fixed-size copies, where the
-            // loop below copied element by element (the MLP's dW products on one AVX-512 Xeon core:
-            // 1.12-1.16x dnnl_sgemm's time that way, 0.93-1.04x so)
-            for (std::int64_t k = 0; k < kc; ++k)
-                std::memcpy(dst + k * mr, data + (k0 + k) * depth_stride + o0, sizeof(T) * mr);
+        if (outer_stride == 1 && valid == r_count && (r_count == nr || r_count == mr)) {
+            // whole B panels, or whole panels of a transposed A (a weight gradient's X^T): copies of a
+            // size the compiler knows, where the loop below goes element by element (the MLP's dW
+            // products on one AVX-512 Xeon core: 1.12-1.16x dnnl_sgemm's time that way, 0.93-1.04x so)
+            const T* s = data + k0 * depth_stride + o0;
+            for (std::int64_t k = 0; k < kc; ++k, s += depth_stride) {
+                if (r_count == nr) std::memcpy(dst + k * nr, s, sizeof(T) * nr);
+                else std::memcpy(dst + k * mr, s, sizeof(T) * mr);
+            }
             return;
         }
         for (std::int64_t k = 0; k < kc; ++k) {
@@ -154,9 +152,10 @@ void pack_b_block(const S& B, std::int64_t n0, std::int64_t nc, std::int64_t k0,
             if (B.depth_stride == 1 && active_isa() != kernel_isa::portable) {
                 const std::int64_t whole = std::clamp<std::int64_t>(B.outer_extent - n0, 0, nc) / nr;
                 const float* cols[nr];
+                const bool avx512 = active_isa() == kernel_isa::avx512;
                 for (std::int64_t j = 0; j < whole; ++j) {
                     for (int c = 0; c < nr; ++c) cols[c] = B.data + (n0 + j * nr + c) * B.outer_stride + k0;
-                    if (active_isa() == kernel_isa::avx512) pack_b_panel_cols_avx512(cols, kc, dst + j * nr * kc);
+                    if (avx512) pack_b_panel_cols_avx512(cols, kc, dst + j * nr * kc);
                     else pack_b_panel_cols_avx2(cols, kc, dst + j * nr * kc);
                 }
                 for (std::int64_t jr = whole * nr; jr < nc; jr += nr) B.pack(n0 + jr, nr, k0, kc, dst + jr * kc);
