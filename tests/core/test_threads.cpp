@@ -52,7 +52,8 @@ TEST_CASE("run_tasks: a worker waiting from the last call takes the next one's s
     // Share 0 (the caller's) waits until share 1 has started on another thread, so every call
     // below needs a pool worker: one still spinning from the call before (back to back), one
     // sent back to the pool by an Eigen expression (cpu_device()), or one parked after a pause
-    // longer than the spin (GRAFT_SPIN_US, 200 us by default) and woken.
+    // longer than the spin (GRAFT_SPIN_US, 200 us by default) and woken, or one giving up its spin
+    // just as the call posts its job (it must still see that job).
     for (int threads : {2, 3}) {
         graft::set_num_threads(threads);
         graft::tensor a = graft::tensor::from_vector<float>({1.f, 2.f, 3.f, 4.f});
@@ -81,6 +82,11 @@ TEST_CASE("run_tasks: a worker waiting from the last call takes the next one's s
                 CHECK(b.flat<float>()(3) == 4.f * static_cast<float>(call));
             }
             if (call % 7 == 2) std::this_thread::sleep_for(std::chrono::microseconds(400));
+            if (call % 5 == 3) {  // busy for about the spin's length: the worker gives up as the next call posts
+                const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(190 + call % 20);
+                while (std::chrono::steady_clock::now() < until) {
+                }
+            }
             if (call == 150) {  // a rebuilt pool, while a worker may still be spinning in the old one
                 graft::set_num_threads(1);
                 graft::set_num_threads(threads);

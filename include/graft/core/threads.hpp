@@ -163,7 +163,7 @@ inline void task_worker(std::shared_ptr<task_job> job) {
         const std::uint64_t seq = job->seq;
         job.reset();
         if (task_spin().count() == 0) return;
-        h.spinning.fetch_add(1, std::memory_order_acq_rel);
+        h.spinning.fetch_add(1, std::memory_order_seq_cst);
         const auto start = std::chrono::steady_clock::now();
         for (int i = 1;; ++i) {
             if (h.posted.load(std::memory_order_acquire) != seq) {
@@ -175,7 +175,15 @@ inline void task_worker(std::shared_ptr<task_job> job) {
             if (i % 64 == 0 && std::chrono::steady_clock::now() - start > task_spin()) break;
             spin_pause();
         }
-        h.spinning.fetch_sub(1, std::memory_order_acq_rel);
+        // Leaving: a caller that counted this worker among the spinners enqueued no pool task for
+        // it, so look once more after leaving the count. Both sides are sequentially consistent
+        // (the caller publishes the job, then reads the count; this worker leaves the count, then
+        // reads the job), so either the caller saw it leave or it sees the job.
+        h.spinning.fetch_sub(1, std::memory_order_seq_cst);
+        if (!job && h.posted.load(std::memory_order_seq_cst) != seq) {
+            std::lock_guard lock(h.mu);
+            job = h.current;  // null once that job has ended
+        }
         if (!job) return;
     }
 }
@@ -207,10 +215,11 @@ inline void run_tasks(int tasks, const std::function<void(int)>& fn) {
         std::lock_guard lock(h.mu);
         job->seq = h.posted.load(std::memory_order_relaxed) + 1;
         h.current = job;
-        h.posted.store(job->seq, std::memory_order_release);
+        h.posted.store(job->seq, std::memory_order_seq_cst);
     }
-    // workers spinning from the last call take shares on their own; wake pool workers for the rest
-    for (int t = h.spinning.load(std::memory_order_acquire); t < std::min(tasks - 1, dev.numThreads() - 1); ++t)
+    // workers spinning from the last call take shares on their own (one leaving the spin as this
+    // job is posted still sees it: task_worker); wake pool workers for the rest
+    for (int t = h.spinning.load(std::memory_order_seq_cst); t < std::min(tasks - 1, dev.numThreads() - 1); ++t)
         dev.enqueueNoNotification([job] { detail::task_worker(job); });
     try {
         fn(0);
