@@ -45,6 +45,13 @@ GRAFT_LSTM_OP8 __m256 v_set(__m256, float v) { return _mm256_set1_ps(v); }
 GRAFT_LSTM_OP8 __m256 v_load(__m256, const float* p) { return _mm256_loadu_ps(p); }
 GRAFT_LSTM_OP8 void v_store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
 
+// GCC 12's _mm512_undefined_ps / _mm512_undefined_epi32 (the unused pass-through of the unmasked
+// min, max, and, or) is a self-initialised variable, which -Wmaybe-uninitialized reports in every
+// function these inline into: off from here to the 16-lane loops' end.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 GRAFT_LSTM_OP16 __m512 v_add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
 GRAFT_LSTM_OP16 __m512 v_sub(__m512 a, __m512 b) { return _mm512_sub_ps(a, b); }
 GRAFT_LSTM_OP16 __m512 v_mul(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
@@ -84,6 +91,9 @@ GRAFT_LSTM_OP16 void v_store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
 #define GRAFT_LSTM_LANES 16
 #define GRAFT_LSTM_NAME(f) f##_avx512
 #include "graft/ops/arch/x86/lstm_gates_simd.inc"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace graft::ops::lstm_kernels::detail
 #endif  // GRAFT_X86_DISPATCH
