@@ -134,6 +134,10 @@ TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512 and AVX2): the 
         {{1, 7, 5, 2}, 2, 2, 1, 1, 1, 1, "SAME"},
         {{2, 12, 31, 3}, 3, 3, 5, 1, 1, 1, "SAME"},       // 5 channels: AVX2 80-float chunks (period 40)
         {{1, 6, 70, 1}, 1, 3, 4, 1, 1, 1, "VALID"},       // 4 channels: 96-float AVX2 chunks and a tail
+        {{1, 11, 75, 1}, 3, 3, 3, 1, 1, 1, "SAME"},       // 3 channels: AVX-512 rows of 64 + 11 pixels
+        {{2, 6, 17, 2}, 2, 3, 1, 2, 1, 2, "SAME"},        // 1 channel: 17 pixels, a 1-lane last vector
+        {{1, 5, 40, 3}, 3, 3, 2, 1, 1, 1, "VALID"},       // 2 channels
+        {{1, 9, 50, 1}, 3, 3, 4, 1, 1, 1, "EXPLICIT"},    // 4 channels with explicit padding, 48-pixel rows + 2
     };
     std::vector<ops::gemm::kernel_isa> isas{ops::gemm::kernel_isa::avx2};
     if (ops::gemm::detail::cpu_has_avx512f()) isas.push_back(ops::gemm::kernel_isa::avx512);
@@ -158,6 +162,15 @@ TEST_CASE("nn Conv2D: the direct path for <= 8 channels (AVX-512 and AVX2): the 
             INFO("in " << g.in.str() << " k " << g.kh << "x" << g.kw << "x" << g.oc << " " << g.padding << " threads "
                        << threads << " kernel " << static_cast<int>(isa));
             CHECK(equal(direct, gemm_path));
+            // the fused bias and activation (_FusedConv2D): the unfused result's bits, each activation
+            const tensor bias = random_tensor(dtype::float32, {g.oc}, 18);
+            for (auto act : {ops::bias_activation::none, ops::bias_activation::relu, ops::bias_activation::relu6,
+                             ops::bias_activation::leaky_relu}) {
+                const ops::bias_act_epilogue epilogue(bias.data<float>(), g.oc, act, 0.3f);
+                tensor want = gemm_path.clone();
+                ops::bias_activation_inplace(want, bias, act, 0.3f);
+                CHECK_MESSAGE(equal(ops::conv2d(x, f, p, &epilogue), want), "activation " << static_cast<int>(act));
+            }
             // the filter gradient sums in another order (rows per thread, then lanes): close, not equal
             check_close(ops::conv2d_backprop_filter(x, f.shape(), dy, p), gemm_df, 1e-4, 1e-4, "filter gradient");
         }

@@ -100,6 +100,9 @@ public:
     bias_act_epilogue& operator=(const bias_act_epilogue&) = delete;
 
     [[nodiscard]] std::int64_t channels() const { return C_; }
+    [[nodiscard]] const float* bias() const { return bias_; }
+    [[nodiscard]] bias_activation activation() const { return act_; }
+    [[nodiscard]] float alpha() const { return alpha_; }
     /// Rows per unit of work that keeps the vector loop on whole bias patterns (1 for wide rows).
     [[nodiscard]] std::int64_t unit_rows() const { return period_ ? period_ / C_ : 1; }
 

@@ -236,6 +236,227 @@ struct narrow_conv {
     }
 };
 
+// --- The AVX-512 forward: output pixels along the lanes, channels in registers ---------------------
+//
+// The spread kernels above (conv_taps_avx512) read every tap's run of the spread row at an offset of
+// kx*OC floats: four of LeNet's five column taps load across two cache lines, and each tap loads
+// 16P floats of weights for P vectors of output, so the loads, not the multiplies, bound them (LeNet's
+// first layer at batch 1: 3.7 us in the taps kernel, + 0.8 to spread the input and 0.8 to lay out the
+// weight patterns, of 7.1 us). Here an output row chunk of 16V pixels is V vectors per channel: each
+// tap loads V input vectors from a zero-bordered plane and broadcasts each channel's weight once, for
+// V*OC multiply-adds; the OC x 16 results of each vector are then interleaved into NHWC order by
+// two-table permutes (ceil(OC/2) per output vector). Taps run in im2col depth order with one fused
+// multiply-add each from zero: the GEMM path's bits.
+//
+// AVX2 keeps the spread kernels: with 16 ymm registers a row chunk of V*OC accumulators leaves V <= 1
+// at 6 channels, and without a two-table permute the interleave takes a lane-crossing permute and a
+// blend per channel pair per 8 floats; the AVX2 rows of LeNet already run at 0.6-0.7x oneDNN.
+
+/// The permutes that interleave OC channel vectors (16 pixels each) into OC vectors of NHWC floats:
+/// output vector q takes, from channel pair p (channels 2p and 2p+1), the lanes in mask[q][p] by idx[q][p].
+struct planar_interleave {
+    alignas(64) std::int32_t idx[8][4][16]{};
+    std::uint16_t mask[8][4]{};
+    explicit planar_interleave(int OC) {
+        for (int q = 0; q < OC; ++q)
+            for (int i = 0; i < 16; ++i) {
+                const int e = 16 * q + i, px = e / OC, c = e % OC;
+                idx[q][c / 2][i] = px + 16 * (c % 2);
+                mask[q][c / 2] = static_cast<std::uint16_t>(mask[q][c / 2] | (1u << i));
+            }
+    }
+};
+inline const planar_interleave& planar_interleave_for(int OC) {
+    static const planar_interleave t[8] = {planar_interleave(1), planar_interleave(2), planar_interleave(3),
+                                           planar_interleave(4), planar_interleave(5), planar_interleave(6),
+                                           planar_interleave(7), planar_interleave(8)};
+    return t[OC - 1];
+}
+
+/// act(v + bias) for one channel's vector (bias null: v), as bias_act_epilogue computes it.
+[[gnu::target("avx512f")]] inline __m512 planar_bias_act(__m512 v, const float* bias, int c, bias_activation act,
+                                                        __m512 alpha) {
+    if (!bias) return v;
+    v = _mm512_add_ps(v, _mm512_set1_ps(bias[c]));
+    switch (act) {
+        case bias_activation::relu: return op_detail::bias_act_avx512<bias_activation::relu>(v, alpha);
+        case bias_activation::relu6: return op_detail::bias_act_avx512<bias_activation::relu6>(v, alpha);
+        case bias_activation::leaky_relu: return op_detail::bias_act_avx512<bias_activation::leaky_relu>(v, alpha);
+        default: return v;
+    }
+}
+
+/// out[p*OC + c] for pixels p < npx <= 16V of one row chunk: the sum over taps t of
+/// src[tap_off[t] + p] * f[t*OC + c], V vectors of pixels for each of the OC channels; then, with
+/// `epilogue`, act(out + bias) on the channel vectors before they are interleaved.
+template <int V, int OC>
+[[gnu::target("avx512f")]] inline void conv_planar_avx512(const float* src, const std::int64_t* tap_off, const float* f,
+                                                          std::int64_t taps, int npx, float* out,
+                                                          const bias_act_epilogue* epilogue) {
+    __m512 acc[V][OC];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v)
+#pragma GCC unroll 8
+        for (int c = 0; c < OC; ++c) acc[v][c] = _mm512_setzero_ps();
+    for (std::int64_t t = 0; t < taps; ++t) {
+        const float* s = src + tap_off[t];
+        __m512 x[V];
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) x[v] = _mm512_loadu_ps(s + 16 * v);
+#pragma GCC unroll 8
+        for (int c = 0; c < OC; ++c) {
+            const __m512 w = _mm512_set1_ps(f[t * OC + c]);
+#pragma GCC unroll 8
+            for (int v = 0; v < V; ++v) acc[v][c] = _mm512_fmadd_ps(x[v], w, acc[v][c]);
+        }
+    }
+    if (epilogue) {
+        const float* bias = epilogue->bias();
+        const bias_activation act = epilogue->activation();
+        const __m512 alpha = _mm512_set1_ps(epilogue->alpha());
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v)
+#pragma GCC unroll 8
+            for (int c = 0; c < OC; ++c) acc[v][c] = planar_bias_act(acc[v][c], bias, c, act, alpha);
+    }
+    const planar_interleave& il = planar_interleave_for(OC);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+        const int valid = std::min(16, npx - 16 * v) * OC;  // floats of this vector's pixels
+        if (valid <= 0) break;
+        float* o = out + 16 * v * OC;
+#pragma GCC unroll 8
+        for (int q = 0; q < OC; ++q) {
+            __m512 r;
+            if constexpr (OC == 1) {
+                r = acc[v][0];
+            } else {
+                r = _mm512_permutex2var_ps(acc[v][0], _mm512_load_si512(il.idx[q][0]), acc[v][1 % OC]);
+#pragma GCC unroll 4
+                for (int p = 1; 2 * p < OC; ++p) {
+                    const __m512 b = _mm512_permutex2var_ps(acc[v][2 * p], _mm512_load_si512(il.idx[q][p]),
+                                                            acc[v][std::min(2 * p + 1, OC - 1)]);
+                    r = _mm512_mask_mov_ps(r, il.mask[q][p], b);
+                }
+            }
+            const int left = valid - 16 * q;
+            if (left >= 16) _mm512_storeu_ps(o + 16 * q, r);
+            else if (left > 0) _mm512_mask_storeu_ps(o + 16 * q, static_cast<__mmask16>((1u << left) - 1), r);
+        }
+    }
+}
+
+/// Vectors of pixels per row chunk for OC channels: V*OC accumulators, V inputs and a broadcast in 32 zmm.
+constexpr int planar_max_vectors(int OC) { return std::min(4, 31 / (OC + 1)); }
+
+using conv_planar_fn = void (*)(const float*, const std::int64_t*, const float*, std::int64_t, int, float*,
+                               const bias_act_epilogue*);
+template <int OC, int... I>
+constexpr std::array<conv_planar_fn, 4> conv_planar_row(std::integer_sequence<int, I...>) {
+    return {conv_planar_avx512<std::min(I + 1, planar_max_vectors(OC)), OC>...};
+}
+template <int... I>
+constexpr std::array<std::array<conv_planar_fn, 4>, 8> conv_planar_table(std::integer_sequence<int, I...>) {
+    return {conv_planar_row<I + 1>(std::make_integer_sequence<int, 4>{})...};
+}
+/// conv_planar_avx512<V, OC> at [OC - 1][V - 1] (V up to planar_max_vectors(OC)).
+inline const std::array<std::array<conv_planar_fn, 4>, 8>& conv_planar_kernels() {
+    static constexpr auto t = conv_planar_table(std::make_integer_sequence<int, 8>{});
+    return t;
+}
+
+/// The zero-bordered input planes of conv_planar_avx512: plane[ic][y][x] over the padded extent,
+/// each row wide enough for a whole last chunk of 16 pixels (the lanes past the output are
+/// computed from zeros and not stored), in `slots` buffers of `group` images each.
+struct planar_input {
+    conv_geom g0;    // the convolution as given
+    const float* x;  // its input
+    std::int64_t hp, wp, plane, image, group;
+    std::vector<std::int64_t> tap_off;  // im2col depth order: (ky, kx, ic)
+    float* buf = nullptr;
+
+    planar_input(const conv_geom& g, const float* input, int slots) : g0(g), x(input) {
+        hp = padded_extent(g0).first;
+        wp = (g0.ow + 15) / 16 * 16 + (g0.kw - 1) * g0.dw;
+        plane = hp * wp;
+        image = std::max<std::int64_t>(1, g0.ic * plane);
+        tap_off.resize(static_cast<std::size_t>(g0.K()));
+        for (std::int64_t ky = 0, t = 0; ky < g0.kh; ++ky)
+            for (std::int64_t kx = 0; kx < g0.kw; ++kx)
+                for (std::int64_t ic = 0; ic < g0.ic; ++ic, ++t)
+                    tap_off[static_cast<std::size_t>(t)] = ic * plane + ky * g0.dh * wp + kx * g0.dw;
+        group = std::clamp<std::int64_t>(kSpreadGroupFloats / image, 1, std::max<std::int64_t>(1, g0.n));
+        thread_local gemm::detail::scratch<float> planes;
+        buf = planes.get(static_cast<std::size_t>(slots * group * image));
+    }
+    /// Rows [r0, r1) of the planes of images [b0, b0 + r1 / hp) into buffer `slot` (row r: image r / hp).
+    void fill(std::int64_t b0, std::int64_t r0, std::int64_t r1, int slot) const {
+        const std::int64_t cols = std::min(g0.iw, wp - g0.pl);
+        for (std::int64_t r = r0; r < r1; ++r) {
+            const std::int64_t b = r / hp, y = r - b * hp, sy = y - g0.pt;
+            float* dst = buf + (slot * group + b) * image + y * wp;
+            for (std::int64_t ic = 0; ic < g0.ic; ++ic) {
+                float* d = dst + ic * plane;
+                if (sy < 0 || sy >= g0.ih) {
+                    std::fill(d, d + wp, 0.f);
+                    continue;
+                }
+                const float* s = x + (b0 + b) * g0.in_sn + sy * g0.in_sh + ic;
+                std::fill(d, d + g0.pl, 0.f);
+                if (g0.in_sw == 1) std::copy(s, s + cols, d + g0.pl);
+                else for (std::int64_t i = 0; i < cols; ++i) d[g0.pl + i] = s[i * g0.in_sw];
+                std::fill(d + g0.pl + cols, d + wp, 0.f);
+            }
+        }
+    }
+    /// Output row oy of image b of the group in buffer `slot`, at tap offset 0.
+    [[nodiscard]] const float* base(std::int64_t b, std::int64_t oy, int slot) const {
+        return buf + (slot * group + b) * image + oy * g0.sh * wp;
+    }
+};
+
+/// conv_narrow_forward under AVX-512 (see conv_planar_avx512).
+inline void conv_planar_forward(const conv_geom& g, const float* x, const float* f, float* y,
+                                const bias_act_epilogue* epilogue) {
+    const int threads = num_threads();
+    const bool by_images = narrow_conv::by_images(g, threads);
+    const planar_input in(g, x, by_images ? threads : 1);
+    const int OC = static_cast<int>(g.oc), vmax = planar_max_vectors(OC);
+    const auto& kernels = conv_planar_kernels()[static_cast<std::size_t>(OC - 1)];
+    const std::int64_t chunk = 16 * vmax, taps = g.K();
+    auto rows = [&](int slot, std::int64_t b0, std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r) {
+            const std::int64_t b = r / g.oh, oy = r - b * g.oh;
+            const float* src = in.base(b, oy, slot);
+            float* out = y + (b0 + b) * g.out_sn + oy * g.out_sh;
+            for (std::int64_t ox = 0; ox < g.ow; ox += chunk) {
+                const int npx = static_cast<int>(std::min(chunk, g.ow - ox));
+                kernels[static_cast<std::size_t>((npx + 15) / 16 - 1)](src + ox, in.tap_off.data(), f, taps, npx,
+                                                                       out + ox * OC, epilogue);
+            }
+        }
+    };
+    if (by_images) {
+        run_tasks(threads, [&](int task) {
+            const std::int64_t e0 = g.n * task / threads, e1 = g.n * (task + 1) / threads;
+            for (std::int64_t b0 = e0; b0 < e1; b0 += in.group) {
+                const std::int64_t nb = std::min(in.group, e1 - b0);
+                in.fill(b0, 0, nb * in.hp, task);
+                rows(task, b0, 0, nb * g.oh);
+            }
+        });
+        return;
+    }
+    const double row_flops = 2.0 * static_cast<double>(g.ow * g.oc * taps);
+    for (std::int64_t b0 = 0; b0 < g.n; b0 += in.group) {
+        const std::int64_t nb = std::min(in.group, g.n - b0);
+        parallel_for(nb * in.hp, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, in.wp * g.ic)),
+                     [&](std::int64_t r0, std::int64_t r1) { in.fill(b0, r0, r1, 0); });
+        parallel_for(nb * g.oh, static_cast<std::int64_t>(std::ceil(gemm::detail::kFlopsPerThread / row_flops)),
+                     [&](std::int64_t r0, std::int64_t r1) { rows(0, b0, r0, r1); });
+    }
+}
+
 /// The forward convolution conv_narrow_fits() takes, on AVX-512 (conv_taps_avx512) or AVX2
 /// (conv_taps_avx2): the same chunks, spread planes and thread split. `epilogue` (optional: the
 /// bias and activation of _FusedConv2D) runs on each output row as soon as it is written, while it
@@ -243,6 +464,7 @@ struct narrow_conv {
 /// 2.4 MB).
 inline void conv_narrow_forward(const conv_geom& g0, const float* x, const float* f, float* y,
                                 const bias_act_epilogue* epilogue = nullptr) {
+    if (gemm::active_kernel() == gemm::kernel_isa::avx512) return conv_planar_forward(g0, x, f, y, epilogue);
     const int threads = num_threads();
     const bool by_images = narrow_conv::by_images(g0, threads);
     narrow_conv nc(g0, x, by_images ? threads : 1);
