@@ -258,7 +258,7 @@ template <bool Wide, int R = 2 * mr, class Rows>
             if constexpr (Wide) hi[r] = _mm512_fmadd_ps(av, b1, hi[r]);
         }
         a.next();
-        if constexpr (!Wide) a.reload();
+        if constexpr (!Wide && R > 8) a.reload();  // 8 rows' pointers fit the general registers
         b += nr;
         if constexpr (Wide) bb += nr;
     }
