@@ -285,10 +285,12 @@ TEST_CASE("nn gemv: large B in row blocks, accumulating and strided, the same bi
     set_num_threads(2);
 }
 
-TEST_CASE("nn gemv of a B packed for the GEMM: one sweep per column, the same bits on any thread count") {
+TEST_CASE("nn gemv of a B packed for the GEMM: one sweep per column, the same bits on any thread count and kernel width") {
     // K past one kc_block (320) and not a multiple of it; N not a multiple of the 16-column panel
-    // nor of the 4-panel group; [784,512] is the MLP's first layer
-    for (auto [K_b, N_b] : {std::pair<std::int64_t, std::int64_t>{784, 512}, {700, 37}, {5, 3}, {321, 100}, {1000, 300}}) {
+    // nor of the 4-panel (AVX2) or 8-panel (AVX-512) group; [784,512] is the MLP's first layer,
+    // [400,120] LeNet's fc1 (8 panels, the last half full), 200 columns 8 + 5 panels
+    for (auto [K_b, N_b] : {std::pair<std::int64_t, std::int64_t>{784, 512}, {700, 37}, {5, 3}, {321, 100}, {1000, 300},
+                            {400, 120}, {50, 200}}) {
         auto& K = K_b; auto& N = N_b;
         INFO("K=" << K << " N=" << N);
         const tensor x = random_tensor(dtype::float32, {1, K}, 23), w = random_tensor(dtype::float32, {K, N}, 24);
@@ -307,7 +309,7 @@ TEST_CASE("nn gemv of a B packed for the GEMM: one sweep per column, the same bi
                 std::vector<float> y(static_cast<std::size_t>(N), 0.25f);
                 const bool used = ops::gemm::gemv_packed(N, K, xp, 1, P, y.data(), 1, true);
                 INFO("isa=" << static_cast<int>(isa) << " threads=" << threads);
-                CHECK(used == (isa == ops::gemm::kernel_isa::avx2));  // the AVX2 path only
+                CHECK(used == (isa != ops::gemm::kernel_isa::portable));  // the AVX2 and AVX-512 paths
                 if (!used) continue;
                 for (std::int64_t n = 0; n < N; ++n)
                     CHECK(y[static_cast<std::size_t>(n)] == doctest::Approx(0.25 + want.data<double>()[n]).epsilon(1e-4).scale(1.0));

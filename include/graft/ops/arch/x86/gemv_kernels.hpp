@@ -135,6 +135,34 @@ template <int P>
     gemv_store(y + j0 * nr, 1, out, static_cast<int>(std::min<std::int64_t>(nr * P, B.cols() - j0 * nr)), accumulate);
 }
 
+// The AVX-512 sibling: P <= 8 panels, one zmm accumulator each (eight independent fused multiply-add
+// chains per depth: each column's sum still runs k = 0..K-1 in order, the bits of gemv_axpy_avx512),
+// every load a whole aligned 64-byte line. The row-grouped sweep it replaces read rows of N floats
+// straight from B: at N = 120 (LeNet's fc1) half the rows start mid-line and every load of those
+// crossed two lines.
+template <int P>
+[[gnu::target("avx512f")]] inline void gemv_packed_panels_avx512(const packed_b<float>& B, std::int64_t j0, const float* x,
+                                                                   std::int64_t incx, float* y, bool accumulate) {
+    static_assert(nr == 16, "one zmm vector per panel row");
+    __m512 acc[P];
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) acc[q] = _mm512_setzero_ps();
+    const std::int64_t K = B.depth();
+    for (std::int64_t pc = 0; pc < K; pc += kc_block) {
+        const std::int64_t kc = std::min(kc_block, K - pc);
+        const float* panel = B.panels(pc, kc, j0 * nr);
+        for (std::int64_t k = 0; k < kc; ++k) {
+            const __m512 xv = _mm512_set1_ps(x[(pc + k) * incx]);
+#pragma GCC unroll 8
+            for (int q = 0; q < P; ++q) acc[q] = _mm512_fmadd_ps(xv, _mm512_load_ps(panel + (q * kc + k) * nr), acc[q]);
+        }
+    }
+    alignas(64) float out[16 * P];
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) _mm512_store_ps(out + 16 * q, acc[q]);
+    gemv_store(y + j0 * nr, 1, out, static_cast<int>(std::min<std::int64_t>(nr * P, B.cols() - j0 * nr)), accumulate);
+}
+
 // out[n] = sum over k in [k0, k1) of x[k*incx] * B(n, k) for n < N (B rows contiguous along n), four
 // rows at a time across all columns: out's N floats stay in L1 (loaded and stored once per four rows)
 // while B streams in order, where the column sweeps above read each row in 64-column pieces a row
