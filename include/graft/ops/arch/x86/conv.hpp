@@ -248,9 +248,10 @@ struct narrow_conv {
 // two-table permutes (ceil(OC/2) per output vector). Taps run in im2col depth order with one fused
 // multiply-add each from zero: the GEMM path's bits.
 //
-// AVX2 keeps the spread kernels: with 16 ymm registers a row chunk of V*OC accumulators leaves V <= 1
-// at 6 channels, and without a two-table permute the interleave takes a lane-crossing permute and a
-// blend per channel pair per 8 floats; the AVX2 rows of LeNet already run at 0.6-0.7x oneDNN.
+// AVX2 keeps the spread kernels: 16 ymm registers hold at most 2 vectors (16 pixels) of 6 channels
+// (12 accumulators, 2 inputs, a broadcast), and with only one-table permutes each 8 NHWC floats take a
+// permute and a blend per channel they draw from (up to 6 and 5 at 6 channels, against 3 and 2
+// here), while AVX2-limited LeNet already runs at 0.5-0.75x oneDNN's time (the eighth session's report).
 
 /// The permutes that interleave OC channel vectors (16 pixels each) into OC vectors of NHWC floats:
 /// output vector q takes, from channel pair p (channels 2p and 2p+1), the lanes in mask[q][p] by idx[q][p].
