@@ -115,12 +115,13 @@ TEST_CASE("nn MatMul: thread counts give the same result") {
 
 TEST_CASE("nn MatMul: b packed beforehand (gemm::packed_b) gives the same bits as packing it per call") {
     // K past one and two panel depths (320), N partial panels and the one-block limit (3072), rows
-    // split between threads (M >= N panels) and columns split (N panels > M rows)
+    // split between threads (M >= N panels; under AVX-512 also every M >= 48 per thread, in 4-row
+    // units: 101 rows as 52 + 49, 200 on 3 threads as 68 + 68 + 64) and columns split (N panels > M rows)
     const std::vector<mm_case> cases = {{128, 784, 512}, {37, 700, 100}, {12, 5, 33}, {200, 64, 3072}, {13, 321, 17},
-                                        {2, 96, 520},    {61, 129, 77}};
+                                        {2, 96, 520},    {61, 129, 77},  {101, 50, 40}};
     for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
         ops::gemm::limit_kernel(isa);
-        for (int threads : {1, 2}) {
+        for (int threads : {1, 2, 3}) {
             set_num_threads(threads);
             for (const auto& c : cases)
                 for (bool tb : {false, true}) {
