@@ -99,7 +99,7 @@ namespace candidate_detail {
 /// TF's WeightedPicker: int32 weights at the leaves of a complete binary tree of sums.
 class weighted_picker {
 public:
-    explicit weighted_picker(std::int64_t n) : n_(n) {
+    explicit weighted_picker(std::int64_t n) {
         int levels = 1;
         while ((std::int64_t{1} << (levels - 1)) < n) ++levels;
         level_.resize(static_cast<std::size_t>(levels));
@@ -138,7 +138,6 @@ public:
     }
 
 private:
-    std::int64_t n_;
     std::vector<std::vector<std::int32_t>> level_;
 };
 
