@@ -305,7 +305,8 @@ TEST_CASE("nn gemv of a B packed for the GEMM: one sweep per column, the same bi
             ops::gemm::limit_kernel(isa);
             std::vector<float> sweep(static_cast<std::size_t>(N), 0.25f);
             ops::gemm::detail::gemv_columns(isa, 0, N, K, xp, 1, B, sweep.data(), 1, true);
-            for (int threads : {1, 2, 3}) {
+            // each thread count twice: every other sweep reads the groups backwards, the same bits
+            for (int threads : {1, 1, 2, 2, 3, 3}) {
                 set_num_threads(threads);
                 std::vector<float> y(static_cast<std::size_t>(N), 0.25f);
                 const bool used = ops::gemm::gemv_packed(N, K, xp, 1, P, y.data(), 1, true);
@@ -316,6 +317,8 @@ TEST_CASE("nn gemv of a B packed for the GEMM: one sweep per column, the same bi
                     CHECK(y[static_cast<std::size_t>(n)] == doctest::Approx(0.25 + want.data<double>()[n]).epsilon(1e-4).scale(1.0));
                 CHECK(y == sweep);  // the column sweep's bits: k = 0..K-1, one fused multiply-add each
             }
+            const bool next = P.next_sweep_reversed();
+            CHECK(P.next_sweep_reversed() != next);  // the direction alternates
             // MatMul with the packed b at batch 1: the same values as without it
             set_num_threads(2);
             const tensor pw = ops::matmul(x, w, {false, false, &P}), plain = ops::matmul(x, w);

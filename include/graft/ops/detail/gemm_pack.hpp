@@ -197,6 +197,18 @@ public:
     [[nodiscard]] const T* panels(std::int64_t pc, std::int64_t kc, std::int64_t n0) const {
         return data_.get() + pc * padded_n_ + n0 * kc;
     }
+    /// Whether this sweep over all of B (gemv_packed) goes backwards: every other one does, so a
+    /// sweep starts on the panels the last one read most recently. Weights a little larger than a
+    /// core's L2, read once per run, otherwise miss on every line (a cyclic read evicts each line
+    /// just before its next use); alternated, the part the cache keeps is read from it. A 784-512-
+    /// 512-10 MLP at batch 1 (2.7 MB of weights) on one core with a 2 MiB L2: 78 -> 57 us.
+    [[nodiscard]] bool next_sweep_reversed() const { return (sweeps_.fetch_add(1, std::memory_order_relaxed) & 1) != 0; }
+
+    packed_b(packed_b&& o) noexcept : K_(o.K_), N_(o.N_), padded_n_(o.padded_n_), data_(std::move(o.data_)) {}
+    packed_b& operator=(packed_b&& o) noexcept {
+        K_ = o.K_, N_ = o.N_, padded_n_ = o.padded_n_, data_ = std::move(o.data_);
+        return *this;
+    }
 
 private:
     struct free_deleter {
@@ -204,6 +216,7 @@ private:
     };
     std::int64_t K_ = 0, N_ = 0, padded_n_ = 0;
     std::unique_ptr<T, free_deleter> data_;
+    mutable std::atomic<unsigned> sweeps_{0};
 };
 
 namespace detail {

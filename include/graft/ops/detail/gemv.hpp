@@ -160,7 +160,7 @@ inline void gemv_by_depth(kernel_isa isa, int blocks, std::int64_t N, std::int64
 }  // namespace detail
 
 /// gemv() for a B packed for the GEMM (packed_b of a layer's constant weights, K x N): its panels
-/// read in the order they lie, four panels (64 columns; AVX-512: eight) at a time, the groups split over threads
+/// read in the order they lie (every other call in reverse: packed_b::next_sweep_reversed), four panels (64 columns; AVX-512: eight) at a time, the groups split over threads
 /// (each thread one contiguous range of every depth block). Each column's sum is one sweep k = 0..K-1
 /// (gemv()'s column sweep: the same bits on any thread count). Returns false, having done nothing,
 /// where it does not apply: B not packed for K x N, incy != 1, or the portable kernels. AVX-512 takes
@@ -180,9 +180,11 @@ inline bool gemv_packed(std::int64_t N, std::int64_t K, const float* x, std::int
     const std::int64_t per = avx512 ? 8 : 4;  // panels per group: 8 zmm or 8 ymm accumulators
     const std::int64_t panels = (N + nr - 1) / nr, groups = (panels + per - 1) / per;
     const double group_bytes = 4.0 * static_cast<double>(per * nr) * static_cast<double>(K);
+    const bool reversed = B.next_sweep_reversed();  // the groups in alternate orders: the same sums
     nn_detail::parallel_for(groups, static_cast<std::int64_t>(std::ceil(kGemvBytesPerThread / group_bytes)),
                             [&](std::int64_t g0, std::int64_t g1) {
-        for (std::int64_t g = g0; g < g1; ++g) {
+        for (std::int64_t i = g0; i < g1; ++i) {  // each thread the same groups on every call
+            const std::int64_t g = reversed ? g0 + g1 - 1 - i : i;
             const std::int64_t j0 = per * g, p = std::min(per, panels - j0);
             (avx512 ? by_panels512 : by_panels)[p - 1](B, j0, x, incx, y, accumulate);
         }
