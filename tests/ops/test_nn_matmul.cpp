@@ -301,6 +301,12 @@ TEST_CASE("nn gemv of a B packed for the GEMM: one sweep per column, the same bi
         const ops::gemm::packed_b<float> P(K, N, B);
         REQUIRE(P.packed());
         CHECK_FALSE(ops::gemm::gemv_packed(N, K + 1, xp, 1, P, nullptr, 1, false));  // packed for another K
+        // the grouped copies (4 and 8 panels to a group) are made once, on first use
+        CHECK(P.grouped(3) == nullptr);
+        const float* g4 = P.grouped(4);
+        REQUIRE(g4 != nullptr);
+        CHECK(P.grouped(4) == g4);
+        CHECK(P.grouped(8) != g4);
         for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
             ops::gemm::limit_kernel(isa);
             std::vector<float> sweep(static_cast<std::size_t>(N), 0.25f);

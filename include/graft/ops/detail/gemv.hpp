@@ -159,9 +159,10 @@ inline void gemv_by_depth(kernel_isa isa, int blocks, std::int64_t N, std::int64
 }
 }  // namespace detail
 
-/// gemv() for a B packed for the GEMM (packed_b of a layer's constant weights, K x N): its panels
-/// read in the order they lie (every other call in reverse: packed_b::next_sweep_reversed), four panels (64 columns; AVX-512: eight) at a time, the groups split over threads
-/// (each thread one contiguous range of every depth block). Each column's sum is one sweep k = 0..K-1
+/// gemv() for a B packed for the GEMM (packed_b of a layer's constant weights, K x N): its grouped
+/// copy (packed_b::grouped: made on the first call), four panels (64 columns; AVX-512: eight) at a
+/// time, one stream each, the groups in the order they lie (every other call in reverse:
+/// packed_b::next_sweep_reversed) and split over threads (each thread one contiguous range). Each column's sum is one sweep k = 0..K-1
 /// (gemv()'s column sweep: the same bits on any thread count). Returns false, having done nothing,
 /// where it does not apply: B not packed for K x N, incy != 1, or the portable kernels. AVX-512 takes
 /// eight panels (128 columns) at a time (LeNet's fc1, [1,400]x[400,120], 2.5-2.8 -> 1.9-2.0 us).
@@ -170,15 +171,16 @@ inline bool gemv_packed(std::int64_t N, std::int64_t K, const float* x, std::int
 #ifdef GRAFT_X86_DISPATCH
     const kernel_isa isa = detail::active_isa();
     if (isa == kernel_isa::portable || incy != 1 || !B.fits(K, N)) return false;
-    static constexpr detail::gemv_packed_fn by_panels[4] = {detail::gemv_packed_panels_avx2<1>, detail::gemv_packed_panels_avx2<2>,
-                                                            detail::gemv_packed_panels_avx2<3>, detail::gemv_packed_panels_avx2<4>};
+    static constexpr detail::gemv_packed_fn by_panels[4] = {detail::gemv_grouped_avx2<1>, detail::gemv_grouped_avx2<2>,
+                                                            detail::gemv_grouped_avx2<3>, detail::gemv_grouped_avx2<4>};
     static constexpr detail::gemv_packed_fn by_panels512[8] = {
-        detail::gemv_packed_panels_avx512<1>, detail::gemv_packed_panels_avx512<2>, detail::gemv_packed_panels_avx512<3>,
-        detail::gemv_packed_panels_avx512<4>, detail::gemv_packed_panels_avx512<5>, detail::gemv_packed_panels_avx512<6>,
-        detail::gemv_packed_panels_avx512<7>, detail::gemv_packed_panels_avx512<8>};
+        detail::gemv_grouped_avx512<1>, detail::gemv_grouped_avx512<2>, detail::gemv_grouped_avx512<3>,
+        detail::gemv_grouped_avx512<4>, detail::gemv_grouped_avx512<5>, detail::gemv_grouped_avx512<6>,
+        detail::gemv_grouped_avx512<7>, detail::gemv_grouped_avx512<8>};
     const bool avx512 = isa == kernel_isa::avx512;
     const std::int64_t per = avx512 ? 8 : 4;  // panels per group: 8 zmm or 8 ymm accumulators
     const std::int64_t panels = (N + nr - 1) / nr, groups = (panels + per - 1) / per;
+    const float* grouped = B.grouped(static_cast<int>(per));  // group g at g * per * nr * K
     const double group_bytes = 4.0 * static_cast<double>(per * nr) * static_cast<double>(K);
     const bool reversed = B.next_sweep_reversed();  // the groups in alternate orders: the same sums
     nn_detail::parallel_for(groups, static_cast<std::int64_t>(std::ceil(kGemvBytesPerThread / group_bytes)),
@@ -186,7 +188,7 @@ inline bool gemv_packed(std::int64_t N, std::int64_t K, const float* x, std::int
         for (std::int64_t i = g0; i < g1; ++i) {  // each thread the same groups on every call
             const std::int64_t g = reversed ? g0 + g1 - 1 - i : i;
             const std::int64_t j0 = per * g, p = std::min(per, panels - j0);
-            (avx512 ? by_panels512 : by_panels)[p - 1](B, j0, x, incx, y, accumulate);
+            (avx512 ? by_panels512 : by_panels)[p - 1](B, grouped + j0 * nr * K, j0, x, incx, y, accumulate);
         }
     });
     return true;

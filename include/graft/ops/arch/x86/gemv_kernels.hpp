@@ -73,7 +73,7 @@ inline void gemv_axpy_blocks(std::int64_t n0, std::int64_t n1, int lanes, const 
 
 using gemv_block_fn = void (*)(std::int64_t, int, std::int64_t, const float*, std::int64_t, const matrix_source<float>&,
                                float*, std::int64_t, bool);
-using gemv_packed_fn = void (*)(const packed_b<float>&, std::int64_t, const float*, std::int64_t, float*, bool);
+using gemv_packed_fn = void (*)(const packed_b<float>&, const float*, std::int64_t, const float*, std::int64_t, float*, bool);
 
 [[gnu::target("avx2,fma")]] inline void gemv_avx2(std::int64_t n0, std::int64_t n1, std::int64_t K, const float* x,
                                                    std::int64_t incx, const matrix_source<float>& B, float* y,
@@ -104,58 +104,48 @@ using gemv_packed_fn = void (*)(const packed_b<float>&, std::int64_t, const floa
     gemv_portable(n0, n1, K, x, incx, B, y, incy, accumulate);
 }
 // y[n] (= or +=) sum_k x[k*incx] * B(n, k) for the columns of panels [j0, j0 + P) of a B packed for
-// the GEMM (packed_b: per kc_block-deep block, nr-column panels [kc][nr], contiguous): 2P ymm
-// accumulators down all K, each panel's block one contiguous stream. A row-major B's rows read four
-// at a time (gemv_block_rows_avx2) ran at ~50 GB/s from L3 where this and a plain read run at ~65
-// (784x512 + 512x512 on one AMD EPYC core: 53 vs 43 us). Per column the sum runs k = 0..K-1 with
-// one fused multiply-add each: the bits of gemv_axpy_avx2. Padding columns are not stored.
+// the GEMM, read from its grouped copy (packed_b::grouped(4): per depth the P panel rows side by
+// side, one forward stream): 2P ymm accumulators down all K. A row-major B's rows read four at a
+// time (gemv_block_rows_avx2) ran at ~50 GB/s from L3 where panels ran at ~65 (784x512 + 512x512 on
+// one AMD EPYC core: 53 vs 43 us). Per column the sum runs k = 0..K-1 with one fused multiply-add
+// each: the bits of gemv_axpy_avx2. Padding columns are not stored.
 template <int P>
-[[gnu::target("avx2,fma")]] inline void gemv_packed_panels_avx2(const packed_b<float>& B, std::int64_t j0, const float* x,
-                                                                 std::int64_t incx, float* y, bool accumulate) {
+[[gnu::target("avx2,fma")]] inline void gemv_grouped_avx2(const packed_b<float>& B, const float* group, std::int64_t j0,
+                                                           const float* x, std::int64_t incx, float* y, bool accumulate) {
     static_assert(nr == 16, "two ymm vectors per panel row");
     __m256 acc[2 * P];
 #pragma GCC unroll 8
     for (int v = 0; v < 2 * P; ++v) acc[v] = _mm256_setzero_ps();
     const std::int64_t K = B.depth();
-    for (std::int64_t pc = 0; pc < K; pc += kc_block) {
-        const std::int64_t kc = std::min(kc_block, K - pc);
-        const float* panel = B.panels(pc, kc, j0 * nr);
-        for (std::int64_t k = 0; k < kc; ++k) {
-            const __m256 xv = _mm256_set1_ps(x[(pc + k) * incx]);
-#pragma GCC unroll 4
-            for (int q = 0; q < P; ++q) {
-                const float* r = panel + (q * kc + k) * nr;
-                acc[2 * q] = _mm256_fmadd_ps(xv, _mm256_load_ps(r), acc[2 * q]);
-                acc[2 * q + 1] = _mm256_fmadd_ps(xv, _mm256_load_ps(r + 8), acc[2 * q + 1]);
-            }
-        }
+    const float* r = group;
+    for (std::int64_t k = 0; k < K; ++k, r += P * nr) {
+        const __m256 xv = _mm256_set1_ps(x[k * incx]);
+#pragma GCC unroll 8
+        for (int v = 0; v < 2 * P; ++v) acc[v] = _mm256_fmadd_ps(xv, _mm256_load_ps(r + 8 * v), acc[v]);
     }
     alignas(32) float out[16 * P];
     for (int v = 0; v < 2 * P; ++v) _mm256_store_ps(out + 8 * v, acc[v]);
     gemv_store(y + j0 * nr, 1, out, static_cast<int>(std::min<std::int64_t>(nr * P, B.cols() - j0 * nr)), accumulate);
 }
 
-// The AVX-512 sibling: P <= 8 panels, one zmm accumulator each (eight independent fused multiply-add
-// chains per depth: each column's sum still runs k = 0..K-1 in order, the bits of gemv_axpy_avx512),
-// every load a whole aligned 64-byte line. The row-grouped sweep it replaces read rows of N floats
-// straight from B: at N = 120 (LeNet's fc1) half the rows start mid-line and every load of those
-// crossed two lines.
+// The AVX-512 sibling over packed_b::grouped(8): P <= 8 panels, one zmm accumulator each (eight
+// independent fused multiply-add chains per depth: each column's sum still runs k = 0..K-1 in order,
+// the bits of gemv_axpy_avx512), every load a whole aligned 64-byte line of one stream. The
+// row-grouped sweep before it read rows of N floats straight from B: at N = 120 (LeNet's fc1) half
+// the rows start mid-line and every load of those crossed two lines.
 template <int P>
-[[gnu::target("avx512f")]] inline void gemv_packed_panels_avx512(const packed_b<float>& B, std::int64_t j0, const float* x,
-                                                                   std::int64_t incx, float* y, bool accumulate) {
+[[gnu::target("avx512f")]] inline void gemv_grouped_avx512(const packed_b<float>& B, const float* group, std::int64_t j0,
+                                                             const float* x, std::int64_t incx, float* y, bool accumulate) {
     static_assert(nr == 16, "one zmm vector per panel row");
     __m512 acc[P];
 #pragma GCC unroll 8
     for (int q = 0; q < P; ++q) acc[q] = _mm512_setzero_ps();
     const std::int64_t K = B.depth();
-    for (std::int64_t pc = 0; pc < K; pc += kc_block) {
-        const std::int64_t kc = std::min(kc_block, K - pc);
-        const float* panel = B.panels(pc, kc, j0 * nr);
-        for (std::int64_t k = 0; k < kc; ++k) {
-            const __m512 xv = _mm512_set1_ps(x[(pc + k) * incx]);
+    const float* r = group;
+    for (std::int64_t k = 0; k < K; ++k, r += P * nr) {
+        const __m512 xv = _mm512_set1_ps(x[k * incx]);
 #pragma GCC unroll 8
-            for (int q = 0; q < P; ++q) acc[q] = _mm512_fmadd_ps(xv, _mm512_load_ps(panel + (q * kc + k) * nr), acc[q]);
-        }
+        for (int q = 0; q < P; ++q) acc[q] = _mm512_fmadd_ps(xv, _mm512_load_ps(r + q * nr), acc[q]);
     }
     alignas(64) float out[16 * P];
 #pragma GCC unroll 8
