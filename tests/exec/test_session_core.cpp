@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "graft/core/tensor_util.hpp"
 #include "graft/exec/session.hpp"
@@ -373,4 +375,44 @@ TEST_CASE("session: collect_step_stats times each node's kernel, per node, until
     const auto again = s.state().step_stats();
     CHECK(again.size() == st.size());
     for (const auto& e : again) CHECK(e.calls == 1);
+}
+
+TEST_CASE("session: a run's working vectors are reused: signatures switch, a failed run leaves nothing, runs overlap") {
+    graft::graph g;
+    g.add_node(placeholder("x", dtype::float32));
+    g.add_node(constant("c", tensor::from_vector<float>({1.f, 2.f})));
+    g.add_node(op("y", "Add", {{"x", 0}, {"c", 0}}));
+    g.add_node(op("z", "Mul", {{"y", 0}, {"c", 0}}));
+    graft::exec::session s(g);
+    auto x = tensor::from_vector<float>({3.f, 4.f});
+    for (int run = 0; run < 3; ++run) {  // the last signature's plan, then another, then back
+        auto yz = s.run({{"x", x}}, {"y", "z"});
+        CHECK(yz[0].data<float>()[1] == 6.f);
+        CHECK(yz[1].data<float>()[1] == 12.f);
+        auto z = s.run({{"x:0", x}}, {"z:0"});
+        CHECK(z[0].data<float>()[0] == 4.f);
+        CHECK(s.run({{"x", x}}, {"z"}, {"y"})[0].data<float>()[1] == 12.f);  // targets are part of the signature
+    }
+    // nothing of a run is held after it, also after a kernel throws: the feed's buffer is the caller's alone
+    CHECK(x.buffer_unique());
+    const auto bad = tensor::from_vector<float>({1.f, 2.f, 3.f});
+    CHECK_THROWS_WITH_AS(s.run({{"x", bad}}, {"z"}), doctest::Contains("cannot be broadcast"), graft::graph_error);
+    CHECK(bad.buffer_unique());
+    CHECK(s.run({{"x", x}}, {"z"})[0].data<float>()[0] == 4.f);
+    CHECK(x.buffer_unique());
+    // two threads running the same plan at once, each its own values
+    std::vector<int> wrong(2, 0);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 2; ++t) {
+        ts.emplace_back([&, t] {
+            for (int i = 0; i < 300; ++i) {
+                const float v = static_cast<float>(t * 1000 + i);
+                const auto r = s.run({{"x", tensor::from_vector<float>({v, v})}}, {"z"})[0];
+                if (r.data<float>()[0] != v + 1.f || r.data<float>()[1] != (v + 2.f) * 2.f) ++wrong[static_cast<std::size_t>(t)];
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    CHECK(wrong[0] == 0);
+    CHECK(wrong[1] == 0);
 }

@@ -255,6 +255,19 @@ struct plan {
     std::vector<int> fetches;                 ///< slot per fetch
     std::vector<std::string> fetch_names;
     std::vector<char> pinned;                 ///< slots never released (fed or fetched)
+
+    /// What one run of the plan works in (the slots, deadness, a step's inputs and outputs), kept
+    /// between runs so a run allocates none of it: session::run takes one from the free list (or
+    /// makes one, when runs of the plan overlap) and gives it back with every slot released.
+    struct run_scratch {
+        std::vector<value> slots;
+        std::vector<char> dead;
+        std::vector<value*> in_ptrs;
+        std::vector<value> outs;
+        std::vector<int> enter_of;  ///< per step: 1 + the loop whose Enter it is (made on first use)
+    };
+    mutable std::mutex scratch_mu;
+    mutable std::vector<std::unique_ptr<run_scratch>> scratch_free;
 };
 
 class session {
@@ -290,10 +303,21 @@ public:
     [[nodiscard]] tensor variable_value(const std::string& key) { return to_host(variables().at(key)->read()); }
 
 private:
+    /// The plan for `feeds`' names, `fetches` and `targets` (prepare's, under its key).
+    const plan& plan_for(const feed_list& feeds, const std::vector<std::string>& fetches,
+                         const std::vector<std::string>& targets);
+
     std::shared_ptr<graph> graph_;
     session_state state_;
     std::mutex plans_mu_;
     std::map<std::string, std::unique_ptr<plan>> plans_;
+    /// The signature run last and its plan: a run with the same one (the usual loop) finds its plan
+    /// by comparing names, without building prepare's key. Plans are never dropped, so p stays valid.
+    struct signature {
+        std::vector<std::string> feeds, fetches, targets;
+        const plan* p = nullptr;
+    };
+    signature last_;
 };
 
 }  // namespace graft::exec

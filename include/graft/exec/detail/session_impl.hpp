@@ -626,15 +626,57 @@ GRAFT_INLINE const plan& session::prepare(const std::vector<std::string>& feed_n
     return *slot;
 }
 
-GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std::vector<std::string>& fetches,
-                                        const std::vector<std::string>& targets) {
+GRAFT_INLINE const plan& session::plan_for(const feed_list& feeds, const std::vector<std::string>& fetches,
+                                           const std::vector<std::string>& targets) {
+    {
+        std::lock_guard lock(plans_mu_);
+        const bool same = last_.p && last_.feeds.size() == feeds.size() && last_.fetches == fetches &&
+                          last_.targets == targets &&
+                          std::equal(feeds.begin(), feeds.end(), last_.feeds.begin(),
+                                     [](const auto& f, const std::string& name) { return f.first == name; });
+        if (same) return *last_.p;
+    }
     std::vector<std::string> feed_names;
     feed_names.reserve(feeds.size());
     for (auto& f : feeds) feed_names.push_back(f.first);
     const plan& p = prepare(feed_names, fetches, targets);
+    std::lock_guard lock(plans_mu_);
+    last_ = signature{std::move(feed_names), fetches, targets, &p};
+    return p;
+}
+
+GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std::vector<std::string>& fetches,
+                                        const std::vector<std::string>& targets) {
+    const plan& p = plan_for(feeds, fetches, targets);
     const graph& g = *graph_;
 
-    std::vector<value> slots(static_cast<std::size_t>(p.num_slots));
+    // The run's working vectors come from the plan's free list and go back to it, every slot
+    // released (a fetched tensor lives on in the result), also when a kernel throws.
+    std::unique_ptr<plan::run_scratch> scratch;
+    {
+        std::lock_guard lock(p.scratch_mu);
+        if (!p.scratch_free.empty()) {
+            scratch = std::move(p.scratch_free.back());
+            p.scratch_free.pop_back();
+        }
+    }
+    if (!scratch) scratch = std::make_unique<plan::run_scratch>();
+    struct give_back {
+        const plan& p;
+        std::unique_ptr<plan::run_scratch>& s;
+        ~give_back() {
+            for (auto& v : s->slots) v = value{};
+            for (auto& v : s->outs) v = value{};
+            s->in_ptrs.clear();
+            try {
+                std::lock_guard lock(p.scratch_mu);
+                p.scratch_free.push_back(std::move(s));
+            } catch (...) {  // out of memory growing the free list: the scratch is simply dropped
+            }
+        }
+    } give_back_on_exit{p, scratch};
+    std::vector<value>& slots = scratch->slots;
+    slots.resize(static_cast<std::size_t>(p.num_slots));
     for (auto [slot, idx] : p.feeds) {
         const auto& [name, t] = feeds[static_cast<std::size_t>(idx)];
         if (!t.valid()) throw invalid_argument_error("feed '" + name + "' is an empty tensor", location::at_tensor(name));
@@ -658,9 +700,10 @@ GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std:
         slots[static_cast<std::size_t>(slot)] = value::of(t);
     }
 
-    std::vector<char> dead(p.steps.size(), 0);
-    std::vector<value*> in_ptrs;
-    std::vector<value> outs;
+    std::vector<char>& dead = scratch->dead;
+    dead.assign(p.steps.size(), 0);
+    std::vector<value*>& in_ptrs = scratch->in_ptrs;
+    std::vector<value>& outs = scratch->outs;
     auto exec_step = [&](std::size_t i) {
         const auto& s = p.steps[i];
         in_ptrs.clear();
@@ -716,7 +759,7 @@ GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std:
         }
     };
     // Steps [begin, end) of loop `current` (-1: the top level); loops starting inside run whole.
-    std::vector<int> enter_of;
+    std::vector<int>& enter_of = scratch->enter_of;
     auto run_range = [&](auto&& self, int begin, int end, int current) -> void {
         for (int i = begin; i < end;) {
             int L = p.loops.empty() ? -1 : p.loop_starting_at[static_cast<std::size_t>(i)];
