@@ -145,6 +145,21 @@ inline constexpr std::int64_t kSpreadGroupFloats = std::int64_t{1} << 17;
 /// (rep[ic][y][x*OC + c] = in[y][x][ic]), so a tap reads one contiguous run of the row and
 /// multiplies it by the tap's filter weights repeated with period OC (wpat). No packing, every
 /// vector lane useful. Taps run in im2col depth order, so the result equals the GEMM path's bits.
+/// The n images split between `tasks` threads in whole images (task t: [n*t/tasks, n*(t+1)/tasks)),
+/// each thread's share in groups of at most `group`: fill(task, b0, nb) lays out a group in the
+/// thread's own buffer, rows(task, b0, nb) computes its output. No barrier between the threads.
+template <class Fill, class Rows>
+void for_image_groups(std::int64_t n, std::int64_t group, int tasks, Fill&& fill, Rows&& rows) {
+    run_tasks(tasks, [&](int task) {
+        const std::int64_t e0 = n * task / tasks, e1 = n * (task + 1) / tasks;
+        for (std::int64_t b0 = e0; b0 < e1; b0 += group) {
+            const std::int64_t nb = std::min(group, e1 - b0);
+            fill(task, b0, nb);
+            rows(task, b0, nb);
+        }
+    });
+}
+
 /// What the direct few-channel kernels share: the geometry over the zero-bordered input (the
 /// spread planes carry the border: no padded copy of the input is made), the offsets of the taps in
 /// the spread planes, and `slots` buffers of spread planes for a group of images each (one per
@@ -221,14 +236,8 @@ struct narrow_conv {
     /// into its own buffer (slot = task) and calls rows(task, b0, nb) on the group of nb images at b0.
     template <class Rows>
     void for_own_images(int tasks, Rows&& rows) {
-        run_tasks(tasks, [&](int task) {
-            const std::int64_t e0 = g.n * task / tasks, e1 = g.n * (task + 1) / tasks;
-            for (std::int64_t b0 = e0; b0 < e1; b0 += group) {
-                const std::int64_t nb = std::min(group, e1 - b0);
-                spread(b0, nb, task, false);
-                rows(task, b0, nb);
-            }
-        });
+        for_image_groups(g.n, group, tasks, [&](int task, std::int64_t b0, std::int64_t nb) { spread(b0, nb, task, false); },
+                         rows);
     }
     /// Output row oy of image b of the group in buffer `slot`, at tap offset 0.
     [[nodiscard]] const float* base(std::int64_t b, std::int64_t oy, int slot = 0) const {
@@ -438,14 +447,9 @@ inline void conv_planar_forward(const conv_geom& g, const float* x, const float*
         }
     };
     if (by_images) {
-        run_tasks(threads, [&](int task) {
-            const std::int64_t e0 = g.n * task / threads, e1 = g.n * (task + 1) / threads;
-            for (std::int64_t b0 = e0; b0 < e1; b0 += in.group) {
-                const std::int64_t nb = std::min(in.group, e1 - b0);
-                in.fill(b0, 0, nb * in.hp, task);
-                rows(task, b0, 0, nb * g.oh);
-            }
-        });
+        for_image_groups(
+            g.n, in.group, threads, [&](int task, std::int64_t b0, std::int64_t nb) { in.fill(b0, 0, nb * in.hp, task); },
+            [&](int task, std::int64_t b0, std::int64_t nb) { rows(task, b0, 0, nb * g.oh); });
         return;
     }
     const double row_flops = 2.0 * static_cast<double>(g.ow * g.oc * taps);
