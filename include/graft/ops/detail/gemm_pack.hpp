@@ -216,17 +216,16 @@ public:
     /// that meet a one-row product pay them). Thread-safe. Null when not packed().
     [[nodiscard]] const T* grouped(int per) const {
         if (!packed() || (per != 4 && per != 8)) return nullptr;
-        auto& slot = grouped_[per == 8 ? 1 : 0];
-        if (const T* p = slot.load(std::memory_order_acquire)) return p;
-        std::lock_guard lock(grouped_mu_);
-        if (const T* p = slot.load(std::memory_order_relaxed)) return p;
+        const std::lock_guard lock(grouped_mu_);  // uncontended: tens of ns against a product of microseconds
+        auto& g = grouped_[per == 8 ? 1 : 0];
+        if (g) return g.get();
         const auto bytes = static_cast<std::size_t>(K_ * padded_n_) * sizeof(T);
-        std::unique_ptr<T, free_deleter> g(static_cast<T*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
-        if (!g) throw std::bad_alloc();
+        std::unique_ptr<T, free_deleter> copy(static_cast<T*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+        if (!copy) throw std::bad_alloc();
         const std::int64_t count = padded_n_ / nr;
         for (std::int64_t j0 = 0; j0 < count; j0 += per) {
             const std::int64_t p = std::min<std::int64_t>(per, count - j0);
-            T* dst = g.get() + j0 * nr * K_;
+            T* dst = copy.get() + j0 * nr * K_;
             for (std::int64_t pc = 0; pc < K_; pc += kc_block) {
                 const std::int64_t kc = std::min(kc_block, K_ - pc);
                 for (std::int64_t q = 0; q < p; ++q) {
@@ -236,17 +235,17 @@ public:
                 }
             }
         }
-        slot.store(g.get(), std::memory_order_release);
-        grouped_data_[per == 8 ? 1 : 0] = std::move(g);
-        return slot.load(std::memory_order_relaxed);
+        g = std::move(copy);
+        return g.get();
     }
 
-    packed_b(packed_b&& o) noexcept : K_(o.K_), N_(o.N_), padded_n_(o.padded_n_), data_(std::move(o.data_)) {
-        take_grouped(o);
-    }
+    // moves: nobody else reads either object meanwhile
+    packed_b(packed_b&& o) noexcept
+        : K_(o.K_), N_(o.N_), padded_n_(o.padded_n_), data_(std::move(o.data_)),
+          grouped_{std::move(o.grouped_[0]), std::move(o.grouped_[1])} {}
     packed_b& operator=(packed_b&& o) noexcept {
         K_ = o.K_, N_ = o.N_, padded_n_ = o.padded_n_, data_ = std::move(o.data_);
-        take_grouped(o);
+        for (int i = 0; i < 2; ++i) grouped_[i] = std::move(o.grouped_[i]);
         return *this;
     }
 
@@ -254,18 +253,11 @@ private:
     struct free_deleter {
         void operator()(T* p) const { std::free(p); }
     };
-    void take_grouped(packed_b& o) noexcept {  // a move: nobody else reads either object
-        for (int i = 0; i < 2; ++i) {
-            grouped_data_[i] = std::move(o.grouped_data_[i]);
-            grouped_[i].store(o.grouped_[i].exchange(nullptr));
-        }
-    }
     std::int64_t K_ = 0, N_ = 0, padded_n_ = 0;
     std::unique_ptr<T, free_deleter> data_;
     mutable std::atomic<unsigned> sweeps_{0};
-    mutable std::mutex grouped_mu_;
-    mutable std::atomic<const T*> grouped_[2] = {nullptr, nullptr};  ///< per = 4, per = 8
-    mutable std::unique_ptr<T, free_deleter> grouped_data_[2];
+    mutable std::mutex grouped_mu_;                        ///< guards grouped_
+    mutable std::unique_ptr<T, free_deleter> grouped_[2];  ///< the grouped copies: per = 4, per = 8
 };
 
 namespace detail {
