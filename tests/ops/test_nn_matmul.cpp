@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "graft/ops/bias_add.hpp"
 #include "graft/ops/matmul.hpp"
 #include "graft/ops/transpose.hpp"
 #include "ops/nn_testing.hpp"
@@ -111,6 +112,69 @@ TEST_CASE("nn MatMul: thread counts give the same result") {
     const tensor row_two = ops::matmul(x, w);
     CHECK(equal(row_one, row_two));
     check_close(row_one, ref_matmul(x, w, false, false), 1e-4, 1e-4, "gemv vs reference");
+}
+
+TEST_CASE("gemm: small products go to other threads only where those are workers spinning for the next call") {
+    using ops::gemm::detail::product_threads;
+    CHECK(product_threads(1.3e6, 2, 1) == 2);  // the MLP's logits between two layers
+    CHECK(product_threads(1.3e6, 2, 0) == 1);  // a parked worker is not worth waking for it
+    CHECK(product_threads(0.2e6, 2, 1) == 1);
+    CHECK(product_threads(3.0e6, 2, 0) == 1);
+    CHECK(product_threads(5.0e6, 2, 0) == 2);
+    CHECK(product_threads(0.6e6, 3, 1) == 1);  // one of two other threads spinning: as if none
+    CHECK(product_threads(0.6e6, 3, 2) == 2);
+    CHECK(product_threads(1.0e9, 4, 0) == 4);
+    // the split shares compute what one thread does: small products just after a parallel call,
+    // with b packed beforehand (rows split) and not (rows or columns split)
+    const std::vector<mm_case> cases = {{128, 512, 10}, {64, 120, 84}, {32, 512, 10}, {6, 128, 400}, {100, 84, 10}};
+    for (const auto& c : cases) {
+        INFO("M=" << c.M << " K=" << c.K << " N=" << c.N);
+        const tensor a = random_tensor(dtype::float32, {c.M, c.K}, 31), b = random_tensor(dtype::float32, {c.K, c.N}, 32);
+        const auto pb = ops::pack_matmul_b(b, false);
+        REQUIRE(pb);
+        set_num_threads(1);
+        const tensor one = ops::matmul(a, b), one_pre = ops::matmul(a, b, {false, false, pb.get()});
+        set_num_threads(2);
+        for (int rep = 0; rep < 3; ++rep) {
+            graft::run_tasks(2, [](int) {});  // a worker now spins for the next call
+            const tensor two = ops::matmul(a, b);
+            graft::run_tasks(2, [](int) {});
+            const tensor two_pre = ops::matmul(a, b, {false, false, pb.get()});
+            check_close(two, one, 1e-6, 1e-6, "2 threads vs 1");
+            check_close(two_pre, one_pre, 1e-6, 1e-6, "2 threads vs 1, b packed");
+        }
+        check_close(one, ref_matmul(a, b, false, false), 1e-4, 1e-4, "vs reference");
+    }
+}
+
+TEST_CASE("nn MatMul: a row epilogue (fused bias and activation) gives the bits of the pass after the product") {
+    // rows split between threads (b packed or not), columns split (N panels > M rows), one row
+    // (gemv), one column, zero depth; each activation; 1-3 threads
+    const std::vector<mm_case> cases = {{128, 512, 10}, {128, 784, 512}, {101, 50, 40}, {3, 64, 700},
+                                        {1, 300, 70},   {40, 33, 1},     {7, 0, 20}};
+    for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        for (const auto& c : cases)
+            for (auto act : {ops::bias_activation::none, ops::bias_activation::relu, ops::bias_activation::relu6,
+                             ops::bias_activation::leaky_relu})
+                for (bool packed : {false, true}) {
+                    INFO("M=" << c.M << " K=" << c.K << " N=" << c.N << " threads=" << threads
+                              << " act=" << static_cast<int>(act) << " packed=" << packed);
+                    const tensor a = random_tensor(dtype::float32, {c.M, c.K}, 41);
+                    const tensor b = random_tensor(dtype::float32, {c.K, c.N}, 42);
+                    const tensor bias = random_tensor(dtype::float32, {c.N}, 43);
+                    const auto pb = packed ? ops::pack_matmul_b(b, false) : nullptr;
+                    tensor want = ops::matmul(a, b, {false, false, pb.get()});
+                    ops::bias_activation_inplace(want, bias, act, 0.1f);
+                    const ops::bias_act_epilogue epilogue(bias.data<float>(), c.N, act, 0.1f);
+                    const auto rows = epilogue.rows();
+                    ops::matmul_params p{false, false, pb.get()};
+                    p.epilogue = &rows;
+                    graft::run_tasks(threads, [](int) {});  // workers spinning: small products split too
+                    CHECK(equal(ops::matmul(a, b, p), want));
+                }
+    }
+    set_num_threads(2);
 }
 
 TEST_CASE("nn MatMul: b packed beforehand (gemm::packed_b) gives the same bits as packing it per call") {

@@ -71,6 +71,9 @@ inline std::chrono::microseconds task_spin() {
     }();
     return us;
 }
+/// How many workers are spinning for the next run_tasks call now (each takes a share within a
+/// microsecond or two; a parked one takes tens to wake).
+inline int spinning_workers() { return hub().spinning.load(std::memory_order_relaxed); }
 /// Sends the spinning workers back to the pool: Eigen's own tasks (cpu_device()) and a pool rebuild
 /// must not wait for them.
 inline void release_spinners() { hub().released.fetch_add(1, std::memory_order_acq_rel); }

@@ -119,6 +119,14 @@ public:
             }
     }
 
+    /// apply() as a GEMM's row epilogue (C rows of channels() floats each), for as long as this lives.
+    [[nodiscard]] gemm::row_epilogue<float> rows() const {
+        return {[](const void* self, float* y, std::int64_t r0, std::int64_t r1) {
+                    static_cast<const bias_act_epilogue*>(self)->apply(y, r0, r1);
+                },
+                this};
+    }
+
     /// All `rows` rows of y, on the pool's threads from 64K floats (one pass over memory).
     void apply_all(float* y, std::int64_t rows) const {
         const std::int64_t unit = unit_rows(), units = (rows + unit - 1) / unit;

@@ -35,6 +35,9 @@ struct matmul_params {
     /// the product reads it instead of packing b when it runs on the GEMM path and the sizes match,
     /// and its panels in the order they lie for one row of a (gemm::gemv_packed, under AVX2).
     const gemm::packed_b<float>* b_packed = nullptr;
+    /// float32: applied to rows of the product once they are final, by the thread that computed
+    /// them (a fused bias and activation: bias_act_epilogue::rows()).
+    const gemm::row_epilogue<float>* epilogue = nullptr;
 };
 
 /// Attributes of BatchMatMulV2 (adjoint == transpose for the real dtypes supported here).
@@ -52,7 +55,8 @@ inline gemm::matrix_source<float> matmul_b_source(const float* b, std::int64_t K
 
 /// C[M,N] = op(A) * op(B) for float32, row-major operands with leading dims lda/ldb.
 inline void matmul_f32(std::int64_t M, std::int64_t N, std::int64_t K, const float* a, bool ta, const float* b,
-                       bool tb, float* c, int max_threads = 0, const gemm::packed_b<float>* b_packed = nullptr) {
+                       bool tb, float* c, int max_threads = 0, const gemm::packed_b<float>* b_packed = nullptr,
+                       const gemm::row_epilogue<float>* done = nullptr) {
     const std::int64_t lda = ta ? M : K;
     // A(i,k) = a[i*sa_outer + k*sa_depth]
     const std::int64_t sa_outer = ta ? 1 : lda, sa_depth = ta ? lda : 1;
@@ -61,11 +65,13 @@ inline void matmul_f32(std::int64_t M, std::int64_t N, std::int64_t K, const flo
         // a constant weight matrix packed for the GEMM streams in the order it lies (gemv_packed)
         if (b_packed == nullptr || !gemm::gemv_packed(N, K, a, sa_depth, *b_packed, c, 1, false))
             gemm::gemv(N, K, a, sa_depth, B, c, 1, false);
+        if (done) (*done)(c, 0, 1);
     } else if (N == 1 && max_threads == 0) {
         gemm::gemv(M, K, b, B.depth_stride, gemm::matrix_source<float>{a, sa_outer, sa_depth, M}, c, N, false);
+        if (done) (*done)(c, 0, M);
     } else {
         gemm::run(M, N, K, gemm::matrix_source<float>{a, sa_outer, sa_depth, M}, B, c, N, 1, false, max_threads,
-                  b_packed);
+                  b_packed, done);
     }
 }
 
@@ -158,7 +164,7 @@ inline tensor matmul(const tensor& a, const tensor& b, const matmul_params& p = 
     switch (a.type()) {
         case dtype::float32:
             nn_detail::matmul_f32(M, N, K, a.data<float>(), p.transpose_a, b.data<float>(), p.transpose_b,
-                                  c.data<float>(), 0, p.b_packed);
+                                  c.data<float>(), 0, p.b_packed, p.epilogue);
             break;
         case dtype::float64:
             nn_detail::matmul_parallel(M, N, K, a.data<double>(), p.transpose_a, b.data<double>(), p.transpose_b,

@@ -179,7 +179,23 @@ inline void register_nn(kernel_registry& r) {
             impl::fused_epilogue_spec epilogue;
         };
         const auto s = c.memo<spec>([&] { return spec{impl::read_matmul_spec(c), impl::parse_fused_epilogue(c)}; });
-        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::matmul(c.input(0), c.input(1), s->mm.params()), "NHWC"));
+        const tensor a = c.input(0), b = c.input(1), bias = c.input(2);
+        if (s->epilogue.one_pass && a.type() == dtype::float32 && b.type() == dtype::float32 &&
+            bias.type() == dtype::float32 && bias.rank() == 1 && b.rank() == 2 &&
+            bias.dim(0) == b.dim(s->mm.transpose_b ? 0 : 1)) {
+            // bias and activation on each thread's rows of the product as it finishes them: a pass
+            // afterwards on one thread read the other core's rows, and the next layer's share read
+            // them back (MLP 784-512-512-10 at batch 128 on 2 threads, alternating in one process:
+            // 575-614 -> 555-596 us for the three layers)
+            const ops::bias_act_epilogue epilogue(bias.data<float>(), bias.dim(0), *s->epilogue.one_pass,
+                                                  s->epilogue.alpha);
+            const auto rows = epilogue.rows();
+            ops::matmul_params p = s->mm.params();
+            p.epilogue = &rows;
+            c.set_output(0, ops::matmul(a, b, p));
+            return;
+        }
+        c.set_output(0, impl::fused_epilogue(c, s->epilogue, ops::matmul(a, b, s->mm.params()), "NHWC"));
     });
     r.add("Conv2DBackpropInput", [](kernel_context& c) {
         c.set_output(0, ops::conv2d_backprop_input(c.input(0), c.input(1), c.input(2), *impl::conv_params(c)));

@@ -26,6 +26,19 @@
 
 namespace graft::ops::gemm {
 
+/// Work on rows of C once they are final (a fused bias and activation): run() calls
+/// apply(self, C, r0, r1) for rows [r0, r1) of its C, all N columns, on the thread that computed
+/// them while they are still in its cache (a share of rows per thread, or, where threads split the
+/// columns, every row on the calling thread after the product).
+template <class T>
+struct row_epilogue {
+    void (*apply)(const void* self, T* c, std::int64_t r0, std::int64_t r1) = nullptr;
+    const void* self = nullptr;
+    void operator()(T* c, std::int64_t r0, std::int64_t r1) const {
+        if (r0 < r1) apply(self, c, r0, r1);
+    }
+};
+
 namespace detail {
 
 #ifdef GRAFT_X86_DISPATCH
@@ -196,15 +209,27 @@ kernel_fn<T> pick_kernel(bool& wide) {
 /// costs ~10-20 us on the machines measured, as much as ~1M flops of GEMM; smaller products run on
 /// the calling thread (a batch-1 MLP layer ran 1.7x slower split over two threads).
 inline constexpr double kFlopsPerThread = 2.0e6;
+/// The same where every other thread is a worker still spinning from the last parallel call
+/// (run_tasks: for GRAFT_SPIN_US after each), as between the layers of a running model: it takes
+/// a share within a microsecond or two. On 2 vCPUs (Zen 5), alternating calls: [128,512]x[512,10]
+/// 19 -> 12 us split, [32,512]x[512,10] 5.3 -> 4.6, [128,84]x[84,10] 3.5 -> 3.4; with the worker
+/// parked every split lost 3-4 us (the caller runs both shares before it wakes).
+inline constexpr double kFlopsPerSpinningThread = 0.25e6;
+
+/// Threads for a product of `flops` given at most `threads` and `spinning` workers spinning now.
+inline int product_threads(double flops, int threads, int spinning) {
+    const double per = spinning >= threads - 1 ? kFlopsPerSpinningThread : kFlopsPerThread;
+    return static_cast<int>(std::min<double>(threads, std::max(1.0, flops / per)));
+}
 
 template <class T, class SA, class SB>
 void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
-              std::int64_t cs, bool accumulate, int max_threads, const packed_b<T>* pre) {
+              std::int64_t cs, bool accumulate, int max_threads, const packed_b<T>* pre, const row_epilogue<T>* done) {
     bool wide = false;
     const kernel_fn<T> kern = pick_kernel<T>(wide);
     const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
     int threads = max_threads > 0 ? max_threads : num_threads();
-    threads = static_cast<int>(std::min<double>(threads, std::max(1.0, flops / kFlopsPerThread)));
+    if (threads > 1) threads = product_threads(flops, threads, graft::detail::spinning_workers());
     const std::int64_t m_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
     // With B packed beforehand and the AVX-512 kernels (which pack A), a split of the rows packs each
     // row of A once, where a split of the columns packs all of A on every thread: the MLP's
@@ -217,6 +242,7 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
     const int tasks = static_cast<int>(std::min<std::int64_t>(threads, panels));
     if (tasks <= 1) {
         serial(M, N, K, A, 0, B, 0, C, rs, cs, accumulate, kern, wide, pre);
+        if (done) (*done)(C, 0, M);
         return;
     }
     // split rows in whole 12-row tiles when the wide kernel runs (4-row units over a packed B: above)
@@ -231,8 +257,10 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
             serial(M, e - b, K, A, 0, B, b, C + b * cs, rs, cs, accumulate, kern, wide, pre);
         } else {
             serial(e - b, N, K, A, b, B, 0, C + b * rs, rs, cs, accumulate, kern, wide, pre);
+            if (done) (*done)(C, b, e);  // this thread's rows, from its own cache
         }
     });
+    if (split_n && done) (*done)(C, 0, M);
 }
 
 }  // namespace detail
@@ -257,22 +285,25 @@ inline bool uses_avx2() { return detail::active_isa() != kernel_isa::portable; }
 /// uses the AVX-512 or AVX2/FMA micro-kernels when the CPU has them; other T use portable C++.
 /// Throws std::bad_alloc only.
 /// `pre`: B packed beforehand (packed_b over this B); used when it fits K x N, else B is packed here.
+/// `done`: called on rows of C once they are final (see row_epilogue).
 template <class T, class SA, class SB>
 void run(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const SB& B, T* C, std::int64_t rs,
-         std::int64_t cs, bool accumulate, int max_threads = 0, const packed_b<T>* pre = nullptr) {
+         std::int64_t cs, bool accumulate, int max_threads = 0, const packed_b<T>* pre = nullptr,
+         const row_epilogue<T>* done = nullptr) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
         if (!accumulate) {
             for (std::int64_t i = 0; i < M; ++i)
                 for (std::int64_t j = 0; j < N; ++j) C[i * rs + j * cs] = T(0);
         }
+        if (done) (*done)(C, 0, M);
         return;
     }
     // Never as the transposed problem C^T = B^T A^T, even where that wastes less of the register tile:
     // it stores C with a column stride and packs A^T by gathers (measured with the AVX-512 kernels,
     // untransposed faster every time: [128,512]x[512,10] 35 vs 52 us, [128,120]x[120,84] 23 vs 50,
     // [1000,256]x[256,4] 117 vs 176, [25,50000]x[50000,6] 978 vs 1060).
-    detail::oriented(M, N, K, A, B, C, rs, cs, accumulate, max_threads, pre && pre->fits(K, N) ? pre : nullptr);
+    detail::oriented(M, N, K, A, B, C, rs, cs, accumulate, max_threads, pre && pre->fits(K, N) ? pre : nullptr, done);
 }
 
 }  // namespace graft::ops::gemm
