@@ -18,7 +18,9 @@
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "graft/ops/binary.hpp"
 #include "graft/ops/lstm_kernels.hpp"
+#include "graft/ops/rnn_cells.hpp"
 #include "support/tensors.hpp"
 
 // One namespace per file: the opsets tests build as one binary in unity batches.
@@ -492,6 +494,66 @@ TEST_CASE("BlockLSTM / BlockLSTMGrad at layer size: float32 (SIMD gates, GEMMs, 
             CHECK(std::all_of(dx.begin() + S * B * I, dx.end(), [](double v) { return v == 0.0; }));
             CHECK(std::any_of(h.begin(), h.begin() + S * B * H, [](double v) { return v != 0.0; }));
         }
+    }
+    graft::set_num_threads(threads);
+}
+
+TEST_CASE("BlockLSTM keeps only the outputs something reads: the same bits for those, the rest never made") {
+    // ops::block_lstm with some outputs not wanted, then sessions fetching some outputs of one node:
+    // every output kept is the one computed with all kept (cs and h still carry the recurrence
+    // through one-step buffers), on 1 and 2 threads, seq_len_max < T, with and without peepholes
+    const std::int64_t T = 9, B = 14, I = 7, H = 37, S = 8;
+    const int threads = graft::num_threads();
+    auto f32 = [](const shape& s, std::vector<double> v, double scale) {
+        for (double& e : v) e *= scale;
+        return graft::cast(f64(s, v), dtype::float32);
+    };
+    const tensor x = f32({T, B, I}, wave(static_cast<std::size_t>(T * B * I), 0.5), 0.3),
+                 cs0 = f32({B, H}, wave(static_cast<std::size_t>(B * H), 3.0), 0.3),
+                 h0 = f32({B, H}, wave(static_cast<std::size_t>(B * H), 1.7), 0.3),
+                 w = f32({I + H, 4 * H}, wave(static_cast<std::size_t>((I + H) * 4 * H), 0.2), 0.3),
+                 peep = f32({H}, wave(static_cast<std::size_t>(H), 1.1), 0.3),
+                 bias = f32({4 * H}, wave(static_cast<std::size_t>(4 * H), 0.7), 0.3);
+    namespace lk = graft::ops::lstm_kernels;
+    for (int th : {1, 2}) {
+        graft::set_num_threads(th);
+        for (bool peephole : {false, true}) {
+            graft::ops::lstm_params p{1.0, peephole ? 0.5 : 0.0, peephole, false};
+            const auto all = graft::ops::block_lstm(S, x, cs0, h0, w, peep, peep, peep, bias, p);
+            const tensor* want[] = {&all.i, &all.cs, &all.f, &all.o, &all.ci, &all.co, &all.h};
+            for (const lk::kept_steps& kept : {lk::kept_steps{false, false, false, false, false, false, true},
+                                               lk::kept_steps{false, true, false, false, false, false, false},
+                                               lk::kept_steps{true, false, false, true, false, true, false},
+                                               lk::kept_steps{false, false, true, false, true, false, true}}) {
+                const auto r = graft::ops::block_lstm(S, x, cs0, h0, w, peep, peep, peep, bias, p, kept);
+                const tensor* got[] = {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h};
+                for (std::size_t k = 0; k < 7; ++k) {
+                    INFO("threads " << th << " peephole " << peephole << " output " << k);
+                    REQUIRE(got[k]->valid() == kept[k]);
+                    if (kept[k]) CHECK(equal(*got[k], *want[k]));
+                }
+            }
+        }
+    }
+    // through a session: the kernel keeps what the plan reads (a fetch, a later step)
+    graft::graph g;
+    graft::graph_builder b(g);
+    std::vector<endpoint> in{b.constant(tensor::scalar_of<std::int64_t>(S)), b.constant(x), b.constant(cs0), b.constant(h0),
+                             b.constant(w), b.constant(peep), b.constant(peep), b.constant(peep), b.constant(bias)};
+    auto o = b.op_n("BlockLSTM", in, {{"cell_clip", attr_value(-1.0f)}, {"use_peephole", attr_value(false)}, {"forget_bias", attr_value(1.0f)}});
+    const std::string blk = o[0].node;
+    auto doubled = b.op("Mul", {o[4], b.constant(tensor::scalar_of<float>(2.0f))});  // reads ci
+    graft::exec::session s(g);
+    std::vector<std::string> every;
+    for (int k = 0; k < 7; ++k) every.push_back(blk + ":" + std::to_string(k));
+    for (int th : {1, 2}) {
+        graft::set_num_threads(th);
+        const auto full = s.run({}, every);
+        const auto h_only = s.run({}, {blk + ":6"});
+        CHECK(equal(h_only[0], full[6]));
+        const auto cs_and_mul = s.run({}, {blk + ":1", doubled.str()});
+        CHECK(equal(cs_and_mul[0], full[1]));
+        CHECK(equal(cs_and_mul[1], graft::ops::mul(full[4], tensor::scalar_of<float>(2.0f))));
     }
     graft::set_num_threads(threads);
 }

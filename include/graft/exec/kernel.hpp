@@ -184,6 +184,15 @@ public:
     [[nodiscard]] bool input_is_constant(int i) const {
         return i >= 0 && static_cast<std::size_t>(i) < constant_.size() && constant_[static_cast<std::size_t>(i)];
     }
+    /// Set by the executor: per output, whether nothing in this run reads it (no later step, no
+    /// fetch). The span must outlive the kernel call (the plan owns it).
+    void set_unread_outputs(std::span<const char> u) { unread_ = u; }
+    /// False when nothing in this run reads output i: a kernel may then skip computing it and leave
+    /// it unset (BlockLSTM's gate outputs in an inference graph). True wherever the executor does not
+    /// say (functions, other executors).
+    [[nodiscard]] bool output_read(int i) const {
+        return i < 0 || static_cast<std::size_t>(i) >= unread_.size() || !unread_[static_cast<std::size_t>(i)];
+    }
     /// Where memo() keeps its value: the plan step's (the executor sets it; without one, memo()
     /// makes the value on every call).
     void set_memo(step_memo* m) { memo_ = m; }
@@ -217,6 +226,7 @@ private:
     session_state& state_;
     std::span<const char> forwardable_;
     std::span<const char> constant_;
+    std::span<const char> unread_;
     device dev_{};
     const kernel_def* def_ = nullptr;
     transfer_fn* transfer_ = nullptr;

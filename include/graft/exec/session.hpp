@@ -231,6 +231,7 @@ struct plan {
         int num_outputs = 0;
         std::vector<char> last_use;       ///< per input: this step is the slot's last reader
         std::vector<char> constant_inputs;  ///< per input: a Const (through Identity nodes), not fed
+        std::vector<char> unread_outputs;   ///< per output: no step, fetch or loop reads it (empty: none such)
         bool is_merge = false;
         std::shared_ptr<step_memo> memo = std::make_shared<step_memo>();  ///< the kernel's (kernel_context::memo)
     };

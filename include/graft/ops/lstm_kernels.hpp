@@ -18,6 +18,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -214,16 +215,26 @@ inline std::pair<std::int64_t, std::int64_t> task_rows(std::int64_t B, int tasks
 }
 }  // namespace detail
 
+/// Which outputs of block_forward (i, cs, f, o, ci, co, h) keep every step ([T, B, H], step t at
+/// t*B*H); the others are one [B, H] buffer each step overwrites (an output nothing reads: the
+/// gates of an inference graph, whose 5 of 7 [T, B, H] streams were most of the gate pass's
+/// memory traffic). cs and h still carry the recurrence through theirs; i, f, o, ci and co may
+/// share one.
+using kept_steps = std::array<bool, 7>;
+inline constexpr kept_steps every_step{true, true, true, true, true, true, true};
+
 /// BlockLSTM's first S steps over x [S, B, I] from (cs0, h0) [B, H] with w [I+H, 4H] and b [4H]:
-/// writes rows [0, S*B) of the outputs `out` ([T, B, H] each). `gates` is scratch of S*B*4H.
-/// One GEMM projects every step's x; then each task runs all steps of its batch rows (h * w_h, the
-/// gate pass). Throws std::bad_alloc only.
+/// writes rows [0, S*B) of the outputs `out` ([T, B, H] each, or [B, H] where `kept` says). `gates`
+/// is scratch of S*B*4H. One GEMM projects every step's x; then each task runs all steps of its
+/// batch rows (h * w_h, the gate pass). Throws std::bad_alloc only.
 template <class T>
 void block_forward(std::int64_t S, std::int64_t B, std::int64_t I, std::int64_t H, const gate_config& p, const T* x,
                    const T* cs0, const T* h0, const T* w, const T* wci, const T* wcf, const T* wco, const T* b,
-                   const out_rows<T>& out, T* gates) {
+                   const out_rows<T>& out, T* gates, const kept_steps& kept = every_step) {
     if (S <= 0 || B <= 0 || H <= 0) return;
     const std::int64_t G = 4 * H;
+    std::array<std::int64_t, 7> step{};  // elements from one step's rows to the next's, per output
+    for (std::size_t k = 0; k < 7; ++k) step[k] = kept[k] ? B * H : 0;
     product<T>(S * B, G, I, {x, I, 1}, {w, G, 1}, gates, G, false);
     const operand<T> wh{w + I * G, G, 1};
     const auto wh_packed = pack<T>(H, G, wh);
@@ -232,14 +243,17 @@ void block_forward(std::int64_t S, std::int64_t B, std::int64_t I, std::int64_t 
         const auto [r0, r1] = detail::task_rows(B, tasks, task);
         for (std::int64_t t = 0; t < S; ++t) {
             T* g = gates + (t * B + r0) * G;
-            const std::int64_t prev = ((t - 1) * B + r0) * H;
-            const T* hp = t == 0 ? h0 + r0 * H : out.h + prev;
-            const T* cp = t == 0 ? cs0 + r0 * H : out.cs + prev;
+            // (a one-step buffer is read here before this step overwrites it: the product reads all
+            // the task's rows of h first, the gate pass each cs element before writing it)
+            const T* hp = t == 0 ? h0 + r0 * H : out.h + (t - 1) * step[6] + r0 * H;
+            const T* cp = t == 0 ? cs0 + r0 * H : out.cs + (t - 1) * step[1] + r0 * H;
             product<T>(r1 - r0, G, H, {hp, H, 1}, wh, g, G, true, 1, &wh_packed);
             for (std::int64_t row = 0; row < r1 - r0; ++row) {
-                const std::int64_t k = (t * B + r0 + row) * H;
+                const std::int64_t k = (r0 + row) * H;
                 gates_forward<T>(H, p, g + row * G, b, cp + row * H, wci, wcf, wco,
-                                 {out.i + k, out.cs + k, out.f + k, out.o + k, out.ci + k, out.co + k, out.h + k});
+                                 {out.i + t * step[0] + k, out.cs + t * step[1] + k, out.f + t * step[2] + k,
+                                  out.o + t * step[3] + k, out.ci + t * step[4] + k, out.co + t * step[5] + k,
+                                  out.h + t * step[6] + k});
             }
         }
     });

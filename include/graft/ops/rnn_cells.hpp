@@ -226,9 +226,12 @@ inline lstm_result lstm_block_cell(const tensor& x, const tensor& cs_prev, const
 /// seq_len_max steps; the outputs of later steps are zero. Every step's x * w_x is one GEMM, then
 /// the batch rows are split among graft's threads (see lstm_kernels::block_forward). Throws like
 /// lstm_block_cell, and invalid_argument_error unless 0 <= seq_len_max <= T.
+/// `wanted` (i, cs, f, o, ci, co, h): an output not wanted is not kept (an invalid tensor in the
+/// result; its steps go through a [B, H] buffer each overwrites).
 inline lstm_result block_lstm(std::int64_t seq_len_max, const tensor& x, const tensor& cs_prev, const tensor& h_prev,
                               const tensor& w, const tensor& wci, const tensor& wcf, const tensor& wco, const tensor& b,
-                              const lstm_params& p = {}) {
+                              const lstm_params& p = {},
+                              const lstm_kernels::kept_steps& wanted = lstm_kernels::every_step) {
     const char* op = p.ifco ? "BlockLSTMV2" : "BlockLSTM";
     const dtype u = rnn_detail::compute_type(op, x);
     if (x.rank() != 3) throw shape_error(detail::cat(op, ": x must be rank 3 [time, batch, input], given ", x.shape().str()));
@@ -238,7 +241,9 @@ inline lstm_result block_lstm(std::int64_t seq_len_max, const tensor& x, const t
     }
     const auto s = rnn_detail::check_lstm(op, x, x.dim(1), x.dim(2), cs_prev, h_prev, w, wci, wcf, wco, b);
     lstm_result r;
-    for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h}) *t = tensor::uninitialized(u, {steps, s.B, s.H});
+    tensor* outs[] = {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h};
+    for (std::size_t k = 0; k < 7; ++k)
+        if (wanted[k]) *outs[k] = tensor::uninitialized(u, {steps, s.B, s.H});
     visit_dtype(u, [&](auto tag) {
         using T = decltype(tag);
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -246,17 +251,29 @@ inline lstm_result block_lstm(std::int64_t seq_len_max, const tensor& x, const t
             const tensor xu = as(x, u), cu = as(cs_prev, u), hu = as(h_prev, u), wu = as(w, u), wi = as(wci, u),
                          wf = as(wcf, u), wo = as(wco, u), bu = as(b, u);
             tensor gates = tensor::uninitialized(u, {seq_len_max * s.B, 4 * s.H});
+            // outputs not wanted: one [B, H] buffer for the write-only gates, one each for cs and h
+            tensor unkept[3];
+            T* at[7];
+            for (std::size_t k = 0; k < 7; ++k) {
+                if (wanted[k]) {
+                    at[k] = outs[k]->template data<T>();
+                    continue;
+                }
+                tensor& buf = unkept[k == 1 ? 1 : k == 6 ? 2 : 0];
+                if (!buf.valid()) buf = tensor::uninitialized(u, {s.B, s.H});
+                at[k] = buf.template data<T>();
+            }
             lstm_kernels::block_forward<T>(seq_len_max, s.B, s.I, s.H, rnn_detail::gate_config_of(s.H, p),
                                            xu.data<T>(), cu.data<T>(), hu.data<T>(), wu.data<T>(), wi.data<T>(),
                                            wf.data<T>(), wo.data<T>(), bu.data<T>(),
-                                           {r.i.data<T>(), r.cs.data<T>(), r.f.data<T>(), r.o.data<T>(),
-                                            r.ci.data<T>(), r.co.data<T>(), r.h.data<T>()},
-                                           gates.data<T>());
-            for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h})
-                std::fill(t->data<T>() + seq_len_max * s.B * s.H, t->data<T>() + t->num_elements(), T(0));
+                                           {at[0], at[1], at[2], at[3], at[4], at[5], at[6]}, gates.data<T>(), wanted);
+            for (tensor* t : outs)
+                if (t->valid()) std::fill(t->data<T>() + seq_len_max * s.B * s.H, t->data<T>() + t->num_elements(), T(0));
         }
     });
-    if (u != x.type()) for (tensor* t : {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h}) *t = cast(*t, x.type());
+    if (u != x.type())
+        for (tensor* t : outs)
+            if (t->valid()) *t = cast(*t, x.type());
     return r;
 }
 

@@ -64,7 +64,8 @@ inline std::int64_t seq_len_max(const kernel_context& c) {
 }
 inline void set_lstm(kernel_context& c, const ops::lstm_result& r) {
     const tensor* outs[] = {&r.i, &r.cs, &r.f, &r.o, &r.ci, &r.co, &r.h};
-    for (int k = 0; k < 7; ++k) c.set_output(k, *outs[k]);
+    for (int k = 0; k < 7; ++k)
+        if (outs[k]->valid()) c.set_output(k, *outs[k]);  // (block_lstm keeps only what is read)
 }
 
 }  // namespace nn_more_detail
@@ -130,8 +131,10 @@ inline void register_nn_more(kernel_registry& r) {
             ops::lstm_params p{v2 ? 0.0 : c.attr_or<float>("forget_bias", 1.0f),
                                c.attr_or<float>("cell_clip", v2 ? 0.0f : 3.0f), c.attr_or<bool>("use_peephole", false),
                                v2};
+            ops::lstm_kernels::kept_steps read{};
+            for (int k = 0; k < 7; ++k) read[static_cast<std::size_t>(k)] = c.output_read(k);
             set_lstm(c, ops::block_lstm(seq_len_max(c), c.input(1), c.input(2), c.input(3), c.input(4), c.input(5),
-                                        c.input(6), c.input(7), c.input(8), p));
+                                        c.input(6), c.input(7), c.input(8), p, read));
         }, host0);
         r.add(v2 ? "BlockLSTMGradV2" : "BlockLSTMGrad", [v2](kernel_context& c) {
             const ops::lstm_result saved{c.input(9), c.input(10), c.input(11), c.input(12),

@@ -576,6 +576,20 @@ private:
             p_->pinned[static_cast<std::size_t>(sl)] = 1;
         }
         p_->fetch_names = fetches_;
+        // Outputs nothing reads (no step, no fetch, not a loop's condition): their kernels may skip them.
+        std::vector<char> cond(static_cast<std::size_t>(slots), 0);
+        for (auto& lp : p_->loops) {
+            if (lp.cond_step >= 0) cond[static_cast<std::size_t>(p_->steps[static_cast<std::size_t>(lp.cond_step)].first_output)] = 1;
+        }
+        for (auto& s : p_->steps) {
+            bool any = false;
+            s.unread_outputs.assign(static_cast<std::size_t>(s.num_outputs), 0);
+            for (int k = 0; k < s.num_outputs; ++k) {
+                const auto sl = static_cast<std::size_t>(s.first_output + k);
+                if (last_reader[sl] < 0 && !p_->pinned[sl] && !cond[sl]) s.unread_outputs[static_cast<std::size_t>(k)] = 1, any = true;
+            }
+            if (!any) s.unread_outputs.clear();
+        }
         for (std::size_t i = 0; i < p_->steps.size(); ++i) {
             auto& s = p_->steps[i];
             s.last_use.resize(s.inputs.size());
@@ -725,6 +739,7 @@ GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std:
             kernel_context ctx(*s.n, g.registry(), in_ptrs, outs, state_);
             ctx.set_forwardable(s.last_use);
             ctx.set_constant_inputs(s.constant_inputs);
+            ctx.set_unread_outputs(s.unread_outputs);
             ctx.set_memo(s.memo.get());
             ctx.set_placement(s.dev, s.def, &state_, s.ctx);
             try {
@@ -748,6 +763,8 @@ GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std:
             for (int k = 0; k < s.num_outputs; ++k) {
                 auto& o = outs[static_cast<std::size_t>(k)];
                 if (!o.present()) {
+                    if (static_cast<std::size_t>(k) < s.unread_outputs.size() && s.unread_outputs[static_cast<std::size_t>(k)])
+                        continue;  // nothing reads it (kernel_context::output_read)
                     throw graph_error(detail::cat("kernel for ", s.n->op, " did not produce output ", k),
                                       location::at_node(s.n->name, s.n->op));
                 }
