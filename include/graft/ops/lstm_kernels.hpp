@@ -217,9 +217,9 @@ inline std::pair<std::int64_t, std::int64_t> task_rows(std::int64_t B, int tasks
 
 /// Which outputs of block_forward (i, cs, f, o, ci, co, h) keep every step ([T, B, H], step t at
 /// t*B*H); the others are one [B, H] buffer each step overwrites (an output nothing reads: the
-/// gates of an inference graph, whose 5 of 7 [T, B, H] streams were most of the gate pass's
-/// memory traffic). cs and h still carry the recurrence through theirs; i, f, o, ci and co may
-/// share one.
+/// gates of an inference graph, 5 of its 7 [T, B, H] tensors; 2% of the forward pass of 128 units,
+/// batch 32, 100 steps). cs and h still carry the recurrence through theirs; i, f, o, ci and co
+/// may share one.
 using kept_steps = std::array<bool, 7>;
 inline constexpr kept_steps every_step{true, true, true, true, true, true, true};
 

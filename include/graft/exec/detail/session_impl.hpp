@@ -577,18 +577,17 @@ private:
         }
         p_->fetch_names = fetches_;
         // Outputs nothing reads (no step, no fetch, not a loop's condition): their kernels may skip them.
-        std::vector<char> cond(static_cast<std::size_t>(slots), 0);
+        std::vector<char> read(static_cast<std::size_t>(slots), 0);
+        for (std::size_t sl = 0; sl < read.size(); ++sl) read[sl] = last_reader[sl] >= 0 || p_->pinned[sl];
         for (auto& lp : p_->loops) {
-            if (lp.cond_step >= 0) cond[static_cast<std::size_t>(p_->steps[static_cast<std::size_t>(lp.cond_step)].first_output)] = 1;
+            if (lp.cond_step < 0) continue;
+            read[static_cast<std::size_t>(p_->steps[static_cast<std::size_t>(lp.cond_step)].first_output)] = 1;
         }
         for (auto& s : p_->steps) {
-            bool any = false;
-            s.unread_outputs.assign(static_cast<std::size_t>(s.num_outputs), 0);
-            for (int k = 0; k < s.num_outputs; ++k) {
-                const auto sl = static_cast<std::size_t>(s.first_output + k);
-                if (last_reader[sl] < 0 && !p_->pinned[sl] && !cond[sl]) s.unread_outputs[static_cast<std::size_t>(k)] = 1, any = true;
-            }
-            if (!any) s.unread_outputs.clear();
+            const auto first = read.begin() + s.first_output, last = first + s.num_outputs;
+            if (std::all_of(first, last, [](char r) { return r != 0; })) continue;
+            s.unread_outputs.resize(static_cast<std::size_t>(s.num_outputs));
+            std::transform(first, last, s.unread_outputs.begin(), [](char r) { return static_cast<char>(r == 0); });
         }
         for (std::size_t i = 0; i < p_->steps.size(); ++i) {
             auto& s = p_->steps[i];
