@@ -1,6 +1,6 @@
 // The executor's remapper (session_options::fuse_ops) and the _FusedMatMul / _FusedConv2D ops TF's
 // grappler writes: fused and unfused runs give the same bits, fewer steps, and chains whose
-// intermediates are read elsewhere stay apart.
+// intermediates are read elsewhere stay apart; a weight gradient runs inside its SGD update.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +13,8 @@
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "graft/train/optimizer.hpp"
+#include "graft/train/variables.hpp"
 
 using graft::dtype;
 using graft::tensor;
@@ -247,4 +249,85 @@ TEST_CASE("fusion: _FusedConv2D applies bias and activation to each row as the d
             graft::set_num_threads(before);
         }
     }
+}
+
+namespace {
+// A two-layer MLP's training graph (plain SGD through graft::train, as tf.compat.v1's
+// GradientDescentOptimizer builds it), ref or resource variables.
+struct sgd_model {
+    graft::meta_graph mg;
+    std::string train, init;
+    std::vector<std::string> reads;  // the kernels' and biases' read endpoints
+    explicit sgd_model(bool resource) {
+        const graft::graph_builder b(mg.graph);
+        const auto x = b.placeholder("x", dtype::float32, graft::shape{-1, 20});
+        const auto y = b.placeholder("y", dtype::float32, graft::shape{-1, 3});
+        graft::train::variable_options o;
+        o.use_resource = resource;
+        graft::endpoint h = x;
+        const std::int64_t sizes[] = {20, 12, 3};
+        for (int i = 0; i < 2; ++i) {
+            const auto sc = b.sub("dense" + std::to_string(i));
+            auto w = graft::train::create_variable(mg, sc, "kernel", fz_values({sizes[i], sizes[i + 1]}, 11 + i), o);
+            auto bias = graft::train::create_variable(mg, sc, "bias", fz_values({sizes[i + 1]}, 21 + i), o);
+            h = sc.op("BiasAdd", {sc.op("MatMul", {h, w.value}), bias.value});
+            if (i == 0) h = sc.op("Relu", {h});
+            reads.push_back(w.value.str());
+            reads.push_back(bias.value.str());
+        }
+        const auto xent = b.op_n("SoftmaxCrossEntropyWithLogits", {h, y});
+        const auto loss = b.op("Mean", {xent[0], b.constant(tensor::from_vector<std::int32_t>({0}))}, {}, "loss");
+        train = graft::train::gradient_descent(0.05f).minimize(mg, loss);
+        init = graft::train::global_variables_initializer(mg);
+    }
+};
+}  // namespace
+
+TEST_CASE("fusion: a weight gradient's MatMul runs inside its ApplyGradientDescent with the unfused bits") {
+    const int threads_before = graft::num_threads();
+    for (bool resource : {false, true})
+        for (int threads : {1, 2}) {
+            CAPTURE(resource);
+            CAPTURE(threads);
+            graft::set_num_threads(threads);
+            sgd_model m(resource);
+            graft::exec::session fused(m.mg.graph), plain(m.mg.graph, unfused());
+            fused.run({}, {}, {m.init});
+            plain.run({}, {}, {m.init});
+            for (int step = 0; step < 3; ++step) {
+                const graft::exec::session::feed_list feeds{{"x:0", fz_values({37, 20}, 30 + step)},
+                                                            {"y:0", fz_values({37, 3}, 40 + step)}};
+                fused.run(feeds, {}, {m.train});
+                plain.run(feeds, {}, {m.train});
+            }
+            const auto a = fused.run({}, m.reads), b = plain.run({}, m.reads);
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                INFO(m.reads[i]);
+                CHECK(graft::equal(a[i], b[i]));
+            }
+            CHECK(!graft::equal(a[0], fz_values({20, 12}, 11)));  // trained
+            // both kernels' updates are fused steps; the biases' (BiasAddGrad) are not
+            const std::string op = resource ? "_MatMulResourceApplyGradientDescent" : "_MatMulApplyGradientDescent";
+            const auto& fp = fused.prepare({"x:0", "y:0"}, {}, {m.train});
+            std::vector<std::string> matmuls;  // the gradient MatMuls they absorbed
+            int count = 0;
+            for (const auto& s : fp.steps) {
+                if (s.n->op != op) continue;
+                ++count;
+                matmuls.push_back(s.n->attr("_fused_from")->list_of<std::string>().at(0));
+            }
+            CHECK(count == 2);
+            // fetched in the same run, the gradient stays a step of its own (same bits again)
+            REQUIRE(!matmuls.empty());
+            const std::string grad = matmuls[0].substr(0, matmuls[0].find(' ')) + ":0";
+            const graft::exec::session::feed_list feeds{{"x:0", fz_values({5, 20}, 50)}, {"y:0", fz_values({5, 3}, 51)}};
+            const tensor ga = fused.run(feeds, {grad}, {m.train})[0], gb = plain.run(feeds, {grad}, {m.train})[0];
+            CHECK(graft::equal(ga, gb));
+            int left = 0;
+            for (const auto& s : fused.prepare({"x:0", "y:0"}, {grad}, {m.train}).steps) left += s.n->op == op;
+            CHECK(left == 1);
+            const auto a2 = fused.run({}, m.reads), b2 = plain.run({}, m.reads);
+            for (std::size_t i = 0; i < a2.size(); ++i) CHECK(graft::equal(a2[i], b2[i]));
+        }
+    graft::set_num_threads(threads_before);
 }

@@ -6,7 +6,9 @@
 #include <limits>
 #include <vector>
 
+#include "graft/core/error.hpp"
 #include "graft/ops/gemm.hpp"
+#include "graft/ops/matmul.hpp"
 #include "graft/ops/training.hpp"
 #include "ops/nn_testing.hpp"
 
@@ -72,6 +74,63 @@ TEST_CASE("nn ApplyGradientDescent float32: every vector ISA gives the portable 
     }
     ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
     graft::set_num_threads(threads_before);
+}
+
+TEST_CASE("nn apply_gradient_descent_of_product: MatMul then ApplyGradientDescent's bits, every ISA, 1-3 threads") {
+    // var -= alpha * op(a) op(b) in row blocks of a per-thread scratch against the two ops: shapes
+    // around the 96-row block and the 12-row thread unit, both transposes (a weight gradient is
+    // x^T dz), K past one 320-deep panel, N of 1 and M of 1 (MatMul's matrix-vector product: the
+    // fallback), and a float64 var (the two ops)
+    struct dims {
+        std::int64_t M, N, K;
+        bool ta, tb;
+    };
+    const std::vector<dims> cases = {{784, 512, 128, true, false}, {96, 17, 33, false, false}, {97, 40, 5, true, true},
+                                     {200, 35, 700, false, true},  {13, 3, 2, true, false},    {1, 24, 9, false, false},
+                                     {30, 1, 9, true, false},      {2, 2, 1, false, false}};
+    const int threads_before = graft::num_threads();
+    auto fill = [](std::int64_t r, std::int64_t c, double seed) {
+        std::vector<float> v(static_cast<std::size_t>(r * c));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.71 * static_cast<double>(i) + seed));
+        return tensor::from_vector<float>(shape{r, c}, v);
+    };
+    const tensor alpha = tensor::scalar_of(0.037f);
+    for (const dims& d : cases) {
+        const tensor a = d.ta ? fill(d.K, d.M, 0.3) : fill(d.M, d.K, 0.3);
+        const tensor b = d.tb ? fill(d.N, d.K, 1.9) : fill(d.K, d.N, 1.9);
+        const tensor v0 = fill(d.M, d.N, 2.6);
+        for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+            ops::gemm::limit_kernel(isa);
+            for (int threads : {1, 2, 3}) {
+                graft::set_num_threads(threads);
+                const tensor want = v0.clone(), var = v0.clone();
+                ops::matmul_params p;
+                p.transpose_a = d.ta;
+                p.transpose_b = d.tb;
+                (void)ops::apply_gradient_descent(want, alpha, ops::matmul(a, b, p));
+                const tensor out = ops::apply_gradient_descent_of_product(var, alpha, a, b, d.ta, d.tb);
+                INFO("M " << d.M << " N " << d.N << " K " << d.K << " ta " << d.ta << " tb " << d.tb << " threads "
+                          << threads << " isa " << static_cast<int>(isa));
+                CHECK(out.shares_buffer_with(var));
+                CHECK(std::memcmp(var.data<float>(), want.data<float>(), static_cast<std::size_t>(d.M * d.N) * sizeof(float)) == 0);
+                CHECK(!graft::equal(var, v0));  // it moved
+            }
+        }
+    }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    graft::set_num_threads(threads_before);
+    // float64: the two ops
+    const tensor a64 = test::from_values(dtype::float64, {3, 2}, {1, 2, 3, 4, 5, 6});
+    const tensor b64 = test::from_values(dtype::float64, {2, 2}, {1, 0, 0, 1});
+    const tensor v64 = test::from_values(dtype::float64, {3, 2}, {0, 0, 0, 0, 0, 0});
+    (void)ops::apply_gradient_descent_of_product(v64, scal(dtype::float64, 0.5), a64, b64, false, false);
+    check_close(v64, tensor::from_vector<double>(shape{3, 2}, {-0.5, -1, -1.5, -2, -2.5, -3}), 1e-15, 0, "float64");
+    // bad shapes: MatMul's error for the depths, ApplyGradientDescent's for var
+    const tensor var = fill(4, 5, 0.1);
+    CHECK_THROWS_AS((void)ops::apply_gradient_descent_of_product(var, alpha, fill(4, 3, 0.2), fill(2, 5, 0.3), false, false),
+                    graft::error);
+    CHECK_THROWS_AS((void)ops::apply_gradient_descent_of_product(var, alpha, fill(4, 3, 0.2), fill(3, 6, 0.3), false, false),
+                    graft::shape_error);
 }
 
 TEST_CASE("nn ApplyMomentum, plain and Nesterov, two steps") {

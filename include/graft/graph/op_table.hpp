@@ -296,6 +296,9 @@ GRAFT_INLINE const std::vector<std::string>& builtin_op_specs() {
         s.push_back("IsVariableInitialized(ref: Ref(dtype)) -> (is_initialized: bool); dtype: type; stateful; nograd");
         const std::string lock = "; T: type; use_locking: bool = false; nograd";
         s.push_back("ApplyGradientDescent(var: Ref(T), alpha: T, delta: T) -> (out: Ref(T))" + lock);
+        // the executor's fusion of MatMul into the update (fuse_chains): delta = MatMul(a, b)
+        const std::string product = "; transpose_a: bool = false; transpose_b: bool = false";
+        s.push_back("_MatMulApplyGradientDescent(var: Ref(T), alpha: T, a: T, b: T) -> (out: Ref(T))" + lock + product);
         s.push_back("ApplyMomentum(var: Ref(T), accum: Ref(T), lr: T, grad: T, momentum: T) -> (out: Ref(T))" + lock +
                     "; use_nesterov: bool = false");
         s.push_back("ApplyAdam(var: Ref(T), m: Ref(T), v: Ref(T), beta1_power: T, beta2_power: T, lr: T, beta1: T, "
@@ -330,6 +333,8 @@ GRAFT_INLINE const std::vector<std::string>& builtin_op_specs() {
                     "validate_indices: bool = true; dtype: type; Tindices: type; stateful");
         const std::string rlock = "; T: type; use_locking: bool = false; stateful; nograd";
         s.push_back("ResourceApplyGradientDescent(var: resource, alpha: T, delta: T)" + rlock);
+        s.push_back("_MatMulResourceApplyGradientDescent(var: resource, alpha: T, a: T, b: T)" + rlock +
+                    "; transpose_a: bool = false; transpose_b: bool = false");
         s.push_back("ResourceApplyMomentum(var: resource, accum: resource, lr: T, grad: T, momentum: T)" + rlock +
                     "; use_nesterov: bool = false");
         s.push_back("ResourceApplyKerasMomentum(var: resource, accum: resource, lr: T, grad: T, momentum: T)" + rlock +

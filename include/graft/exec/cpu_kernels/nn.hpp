@@ -340,6 +340,15 @@ inline void register_nn(kernel_registry& r) {
         tensor alpha = c.input(1), delta = c.input(2);
         impl::apply_op(c, 1, [&](tensor& var, auto&) { ops::apply_gradient_descent(var, alpha, delta); });
     });
+    // MatMul then Apply(Resource)GradientDescent, fused by the executor's remapper (fuse_chains):
+    // inputs var, alpha, a, b; the product's transposes as attrs
+    for (const char* op : {"_MatMulApplyGradientDescent", "_MatMulResourceApplyGradientDescent"}) {
+        r.add(op, [](kernel_context& c) {
+            tensor alpha = c.input(1), a = c.input(2), b = c.input(3);
+            const bool ta = c.attr_or<bool>("transpose_a", false), tb = c.attr_or<bool>("transpose_b", false);
+            impl::apply_op(c, 1, [&](tensor& var, auto&) { ops::apply_gradient_descent_of_product(var, alpha, a, b, ta, tb); });
+        });
+    }
     both("ApplyMomentum", [](kernel_context& c) {
         tensor lr = c.input(2), grad = c.input(3), mom = c.input(4);
         ops::momentum_params p{c.attr_or<bool>("use_nesterov", false)};

@@ -123,6 +123,35 @@ std::vector<const node*> fuse_chains(const graph& g, const std::vector<const nod
         fused_at[last] = &p.fused_nodes.back();
         replaced[last] = &p.fused_nodes.back();
     }
+    // A MatMul whose only reader is an Apply/ResourceApplyGradientDescent taking it as delta (a
+    // weight gradient straight into plain SGD) becomes one _MatMul[Resource]ApplyGradientDescent at
+    // the update's place (ops::apply_gradient_descent_of_product: the same bits, no gradient tensor).
+    for (const node* a : topo) {
+        if (a->op != "MatMul" || !on_cpu_float(a) || a->inputs.size() != 2 || absorbed.count(a)) continue;
+        auto r = readers.find(a);
+        if (r == readers.end() || r->second != 1) continue;
+        const node* u = only_reader.at(a);
+        const bool resource = u->op == "ResourceApplyGradientDescent";
+        if ((!resource && u->op != "ApplyGradientDescent") || u->inputs.size() != 3 || !on_cpu_float(u) ||
+            u->inputs[2] != endpoint{a->name, 0} || u->inputs[0].node == a->name || u->inputs[1].node == a->name ||
+            fused_at.count(u))
+            continue;
+        node f(u->name, resource ? "_MatMulResourceApplyGradientDescent" : "_MatMulApplyGradientDescent",
+               {u->inputs[0], u->inputs[1], a->inputs[0], a->inputs[1]});
+        f.device = u->device;
+        f.attrs = u->attrs;
+        for (const char* t : {"transpose_a", "transpose_b"}) {
+            if (const attr_value* v = a->attr(t)) f.attrs.set(t, *v);
+        }
+        f.control_inputs = a->control_inputs;
+        f.control_inputs.insert(f.control_inputs.end(), u->control_inputs.begin(), u->control_inputs.end());
+        f.attrs.set("_fused_from", attr_value::list_of(std::vector<std::string>{a->name + " (" + a->op + ")",
+                                                                              u->name + " (" + u->op + ")"}));
+        p.fused_nodes.push_back(std::move(f));
+        absorbed.insert(a);
+        fused_at[u] = &p.fused_nodes.back();
+        replaced[u] = &p.fused_nodes.back();
+    }
     if (fused_at.empty()) return topo;
     std::vector<const node*> out;
     out.reserve(topo.size());
@@ -485,7 +514,9 @@ private:
         }
         if (has_loops) topo_ = impl::order_loops(g_, topo_, feed_index_, *p_);
         if (opts_.fuse_ops && !has_loops && kernels_.find_entry(device_kind::cpu, "_FusedMatMul") &&
-            kernels_.find_entry(device_kind::cpu, "_FusedConv2D")) {
+            kernels_.find_entry(device_kind::cpu, "_FusedConv2D") &&
+            kernels_.find_entry(device_kind::cpu, "_MatMulApplyGradientDescent") &&
+            kernels_.find_entry(device_kind::cpu, "_MatMulResourceApplyGradientDescent")) {
             topo_ = impl::fuse_chains(g_, topo_, feed_index_, fetch_eps_, target_nodes_, placed_, *p_, fused_);
             for (auto [last, f] : fused_) {
                 placement_decision d = placed_.at(last);

@@ -115,8 +115,8 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
                             const float* b = bp + half * nr * kc;
                             float* c = ct + half * nr * cs;
                             const int nh = half ? n - nr : std::min(n, nr);
-                            if (off) kernel_avx2_indirect<true>(kc, rows + ir, off + pc, 0, b, c, rs, cs, m, nh, acc);
-                            else kernel_avx2_indirect<false>(kc, rows + ir, nullptr, step, b, c, rs, cs, m, nh, acc);
+                            if (off) kernel_avx2_indirect_any<true>(kc, rows + ir, off + pc, 0, b, c, rs, cs, m, nh, acc);
+                            else kernel_avx2_indirect_any<false>(kc, rows + ir, nullptr, step, b, c, rs, cs, m, nh, acc);
                         }
                         ir += mr;
                     }
@@ -137,7 +137,7 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
     if constexpr (std::is_same_v<T, float> && indirect_source<SA>) {
         // with the AVX-512 kernels a strided A is packed (its twelve rows read in place ran 1.3x
         // slower than packing on [128,784]x[784,512]); an im2col table is still read in place
-        if (kern == &kernel_avx2 && (!wide || A.depth_offsets()) && A.indirect(N)) {
+        if (kern == &kernel_avx2_any && (!wide || A.depth_offsets()) && A.indirect(N)) {
             serial_indirect(M, N, K, A, a_off, B, b_off, C, rs, cs, accumulate, wide, pre);
             return;
         }
@@ -199,7 +199,7 @@ kernel_fn<T> pick_kernel(bool& wide) {
     if constexpr (std::is_same_v<T, float>) {
         const kernel_isa isa = active_isa();
         wide = isa == kernel_isa::avx512;
-        if (isa != kernel_isa::portable) return &kernel_avx2;
+        if (isa != kernel_isa::portable) return &kernel_avx2_any;
     }
 #endif
     return &kernel_portable<T>;

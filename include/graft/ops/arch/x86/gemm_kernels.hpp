@@ -32,8 +32,8 @@ namespace graft::ops::gemm::detail {
 
 [[gnu::target("avx2,fma")]] inline void store_avx2(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
                                                     bool accumulate, const __m256 (&acc)[mr][2]) {
-    if (m == mr && n == nr && cs == 1) {
-        for (int r = 0; r < mr; ++r) {
+    if (n == nr && cs == 1) {
+        for (int r = 0; r < m; ++r) {
             float* cr = c + r * rs;
             __m256 lo = acc[r][0], hi = acc[r][1];
             if (accumulate) {
@@ -72,6 +72,54 @@ namespace graft::ops::gemm::detail {
     store_avx2(c, rs, cs, m, n, accumulate, acc);
 }
 
+/// kernel_avx2 for a tile of R < 6 rows (m <= R): a product's last rows, where the 6-row tile
+/// computed six, as many multiply-adds as a whole tile ([32,784] x [784,512]: 36 rows for 32). The
+/// same multiply-adds in the same order for each row, so the same bits.
+template <int R>
+[[gnu::target("avx2,fma")]] inline void kernel_avx2_rows(std::int64_t kc, const float* a, const float* b, float* c,
+                                                          std::int64_t rs, std::int64_t cs, int m, int n,
+                                                          bool accumulate) {
+    static_assert(R >= 1 && R < mr);
+    prefetch_c_avx2(c, rs, cs, m);
+    __m256 lo[R], hi[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (std::int64_t k = 0; k < kc; ++k) {
+        const __m256 b0 = _mm256_load_ps(b);
+        const __m256 b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m256 av = _mm256_broadcast_ss(a + r);
+            lo[r] = _mm256_fmadd_ps(av, b0, lo[r]);
+            hi[r] = _mm256_fmadd_ps(av, b1, hi[r]);
+        }
+        a += mr;
+        b += nr;
+    }
+    __m256 acc[mr][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; ++r) {
+        acc[r][0] = r < R ? lo[r] : _mm256_setzero_ps();
+        acc[r][1] = r < R ? hi[r] : _mm256_setzero_ps();
+    }
+    store_avx2(c, rs, cs, m, n, accumulate, acc);
+}
+
+/// The AVX2 micro-kernel the driver calls: the 6-row tile, or for m < 6 rows kernel_avx2_rows.
+[[gnu::target("avx2,fma")]] inline void kernel_avx2_any(std::int64_t kc, const float* a, const float* b, float* c,
+                                                         std::int64_t rs, std::int64_t cs, int m, int n,
+                                                         bool accumulate) {
+    switch (m) {
+        case 1: kernel_avx2_rows<1>(kc, a, b, c, rs, cs, m, n, accumulate); return;
+        case 2: kernel_avx2_rows<2>(kc, a, b, c, rs, cs, m, n, accumulate); return;
+        case 3: kernel_avx2_rows<3>(kc, a, b, c, rs, cs, m, n, accumulate); return;
+        case 4: kernel_avx2_rows<4>(kc, a, b, c, rs, cs, m, n, accumulate); return;
+        case 5: kernel_avx2_rows<5>(kc, a, b, c, rs, cs, m, n, accumulate); return;
+        default: kernel_avx2(kc, a, b, c, rs, cs, m, n, accumulate);
+    }
+}
+
 /// The same tile with A read in place: row r of A at depth k is rows[r][off[k]] (UseTable: an im2col
 /// matrix over a convolution input) or rows[r][k * step] (a strided matrix) — no packing.
 #define GRAFT_GEMM_IROW(r)                                       \
@@ -102,6 +150,59 @@ template <bool UseTable>
     }
     const __m256 acc[mr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     store_avx2(c, rs, cs, m, n, accumulate, acc);
+}
+/// kernel_avx2_indirect for a tile of R < 6 rows (m <= R), as kernel_avx2_rows.
+template <bool UseTable, int R>
+[[gnu::target("avx2,fma")]] inline void kernel_avx2_indirect_rows(std::int64_t kc, const float* const* rows,
+                                                                   const std::int64_t* off, std::int64_t step,
+                                                                   const float* b, float* c, std::int64_t rs,
+                                                                   std::int64_t cs, int m, int n, bool accumulate) {
+    static_assert(R >= 1 && R < mr);
+    const float* p[R];
+    __m256 lo[R], hi[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+        p[r] = rows[r];
+        lo[r] = hi[r] = _mm256_setzero_ps();
+    }
+    prefetch_c_avx2(c, rs, cs, m);
+    std::int64_t o = 0;
+#pragma GCC unroll 4
+    for (std::int64_t k = 0; k < kc; ++k) {
+        if constexpr (UseTable) o = off[k];
+        const __m256 b0 = _mm256_load_ps(b);
+        const __m256 b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m256 av = _mm256_broadcast_ss(p[r] + o);
+            lo[r] = _mm256_fmadd_ps(av, b0, lo[r]);
+            hi[r] = _mm256_fmadd_ps(av, b1, hi[r]);
+        }
+        b += nr;
+        if constexpr (!UseTable) o += step;
+    }
+    __m256 acc[mr][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; ++r) {
+        acc[r][0] = r < R ? lo[r] : _mm256_setzero_ps();
+        acc[r][1] = r < R ? hi[r] : _mm256_setzero_ps();
+    }
+    store_avx2(c, rs, cs, m, n, accumulate, acc);
+}
+/// kernel_avx2_indirect, or for m < 6 rows kernel_avx2_indirect_rows (the rows past m unread).
+template <bool UseTable>
+[[gnu::target("avx2,fma")]] inline void kernel_avx2_indirect_any(std::int64_t kc, const float* const* rows,
+                                                                  const std::int64_t* off, std::int64_t step,
+                                                                  const float* b, float* c, std::int64_t rs,
+                                                                  std::int64_t cs, int m, int n, bool accumulate) {
+    switch (m) {
+        case 1: kernel_avx2_indirect_rows<UseTable, 1>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
+        case 2: kernel_avx2_indirect_rows<UseTable, 2>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
+        case 3: kernel_avx2_indirect_rows<UseTable, 3>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
+        case 4: kernel_avx2_indirect_rows<UseTable, 4>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
+        case 5: kernel_avx2_indirect_rows<UseTable, 5>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
+        default: kernel_avx2_indirect<UseTable>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate);
+    }
 }
 #undef GRAFT_GEMM_IROW
 #undef GRAFT_GEMM_ROW
