@@ -264,6 +264,42 @@ TEST_CASE("nn MatMul: a transposed b packs to the same panels as the same b untr
     set_num_threads(2);
 }
 
+TEST_CASE("gemm: a transposed b under few rows of a runs as C^T = B^T A^T with the same bits (AVX2)") {
+    // under AVX2, M <= 64 rows of a against a transposed b of N >= 128 columns (dX = dY * W^T at a
+    // small batch) run as the transposed problem; each element the same multiply-adds in order, so
+    // the bits of the same b laid out row-major; plus accumulating into C, 1-3 threads, and
+    // shapes on either side of the rule
+    for (std::int64_t M : {2, 5, 16, 33, 64, 65})
+        for (std::int64_t N : {127, 128, 300})
+            for (std::int64_t K : {7, 333}) {
+                const tensor a = random_tensor(dtype::float32, {M, K}, 41);
+                const tensor bt = random_tensor(dtype::float32, {N, K}, 42);
+                const tensor b = ops::transpose(bt, {1, 0});
+                const tensor c0 = random_tensor(dtype::float32, {M, N}, 43);
+                const ops::gemm::matrix_source<float> A{a.data<float>(), K, 1, M};
+                const ops::gemm::matrix_source<float> Bt{bt.data<float>(), K, 1, N}, B{b.data<float>(), 1, N, N};
+                for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+                    ops::gemm::limit_kernel(isa);
+                    for (int threads : {1, 2, 3}) {
+                        INFO("M=" << M << " N=" << N << " K=" << K << " kernel=" << static_cast<int>(isa) << " threads=" << threads);
+                        set_num_threads(threads);
+                        CHECK(equal(ops::matmul(a, bt, {false, true}), ops::matmul(a, b)));
+                        for (bool acc : {false, true}) {
+                            const tensor x = c0.clone(), y = c0.clone();
+                            ops::gemm::run(M, N, K, A, Bt, x.data<float>(), N, 1, acc);
+                            ops::gemm::run(M, N, K, A, B, y.data<float>(), N, 1, acc);
+                            CHECK(equal(x, y));
+                        }
+                    }
+                }
+                ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx2);
+                set_num_threads(1);
+                check_close(ops::matmul(a, bt, {false, true}), ref_matmul(a, bt, false, true), 1e-4, 1e-4, "vs float64");
+            }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    set_num_threads(2);
+}
+
 TEST_CASE("gemm: an A panel packed by register transposes is the scalar packing, byte for byte") {
     // depths short of, at and past the 8- (AVX2) and 16-deep (AVX-512) steps, from an offset depth
     const std::int64_t M = 20, K = 700;
