@@ -80,14 +80,15 @@ TEST_CASE("nn apply_gradient_descent_of_product: MatMul then ApplyGradientDescen
     // var -= alpha * op(a) op(b) in row blocks of a per-thread scratch against the two ops: shapes
     // around the 96-row block and the 12-row thread unit, both transposes (a weight gradient is
     // x^T dz), K past one 320-deep panel, N of 1 and M of 1 (MatMul's matrix-vector product: the
-    // fallback), and a float64 var (the two ops)
+    // fallback), an op(b) too large to keep packed per thread, and a float64 var (the two ops)
     struct dims {
         std::int64_t M, N, K;
         bool ta, tb;
     };
     const std::vector<dims> cases = {{784, 512, 128, true, false}, {96, 17, 33, false, false}, {97, 40, 5, true, true},
                                      {200, 35, 700, false, true},  {13, 3, 2, true, false},    {1, 24, 9, false, false},
-                                     {30, 1, 9, true, false},      {2, 2, 1, false, false}};
+                                     {30, 1, 9, true, false},      {2, 2, 1, false, false},
+                                     {3, 2100, 1100, true, false}};  // op(b) past the 8 MiB kept per thread
     const int threads_before = graft::num_threads();
     auto fill = [](std::int64_t r, std::int64_t c, double seed) {
         std::vector<float> v(static_cast<std::size_t>(r * c));

@@ -105,8 +105,9 @@ inline tensor apply_gradient_descent(const tensor& var, const tensor& alpha, con
 /// layer's weight gradient, the executor's _MatMulApplyGradientDescent). float32 [M,N] var with M,
 /// N >= 2 on the GEMM path: op(b) packed once, then blocks of at most 96 rows of the product, each
 /// into a per-thread scratch (in L2) and subtracted from var's rows at once, where the two nodes
-/// wrote the [M,N] gradient out, and read it and var back in a second pass (the MLP 784-512-512-10's
-/// first kernel on an AVX2-limited Zen 5 core: ~100 us of its ~1.1 ms product and update). Other
+/// wrote the [M,N] gradient out, and read it and var back in a second pass. In the MLP
+/// 784-512-512-10's training step (AVX2-limited Zen 5 core) the update nodes took 81-98 and 44-52 us
+/// after their products; alone and hot in cache the two ops cost 5-15 us more than this. Other
 /// dtypes and shapes run the two ops. Throws as MatMul, then as ApplyGradientDescent.
 inline tensor apply_gradient_descent_of_product(const tensor& var, const tensor& alpha, const tensor& a,
                                                 const tensor& b, bool transpose_a, bool transpose_b) {
@@ -134,8 +135,12 @@ inline tensor apply_gradient_descent_of_product(const tensor& var, const tensor&
             nn_detail::run_tasks(tasks, [&](int t) {
                 const std::int64_t r0 = t * share, r1 = std::min(M, r0 + share);
                 // op(b) packed by each thread, as MatMul's threads each pack it (one thread packing
-                // for all first kept the others waiting), into memory kept for the next call
-                thread_local gemm::packed_b<float> pb;
+                // for all first kept the others waiting), into memory kept for the next call up to
+                // 8 MiB (a batch of 4096 against 512 columns), past that taken for this call only
+                thread_local gemm::packed_b<float> kept;
+                gemm::packed_b<float> once;
+                const bool keep = static_cast<double>(K) * static_cast<double>(N) * sizeof(float) <= 8.0 * (1 << 20);
+                gemm::packed_b<float>& pb = keep ? kept : once;
                 pb.repack(K, N, B);
                 float* scratch = gemm::detail::scratch_c<float>(static_cast<std::size_t>(std::min(block, r1 - r0) * N));
                 for (std::int64_t i = r0; i < r1; i += block) {

@@ -208,7 +208,9 @@ public:
     void repack(std::int64_t K, std::int64_t N, const SB& B) {
         grouped_[0].reset();
         grouped_[1].reset();
-        K_ = K, N_ = N, padded_n_ = (N + nr - 1) / nr * nr;
+        K_ = K;
+        N_ = N;
+        padded_n_ = (N + nr - 1) / nr * nr;
         if (K <= 0 || N <= 0 || N > nc_block) {
             data_.reset();
             capacity_ = 0;
@@ -216,7 +218,7 @@ public:
         }
         const auto bytes = (static_cast<std::size_t>(K * padded_n_) * sizeof(T) + 63) / 64 * 64;
         if (bytes > capacity_) {
-            data_.reset();
+            data_.reset();  // the old block goes before the new one is taken
             capacity_ = 0;
             data_.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
             if (!data_) throw std::bad_alloc();
