@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "graft/ops/arch/x86/cpu.hpp"
 #include "graft/ops/detail/gemm_tile.hpp"
@@ -53,6 +54,32 @@ namespace graft::ops::gemm::detail {
     store_tile(tile, c, rs, cs, m, n, accumulate);
 }
 
+/// A short tile's accumulators (rows [0, R), R < 6) stored as store_avx2 stores a whole tile's.
+template <int R>
+[[gnu::target("avx2,fma")]] inline void store_rows_avx2(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
+                                                         bool accumulate, const __m256 (&lo)[R], const __m256 (&hi)[R]) {
+    __m256 acc[mr][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; ++r) {
+        acc[r][0] = r < R ? lo[r] : _mm256_setzero_ps();
+        acc[r][1] = r < R ? hi[r] : _mm256_setzero_ps();
+    }
+    store_avx2(c, rs, cs, m, n, accumulate, acc);
+}
+
+/// f(std::integral_constant<int, m>{}) for a tile of 1 <= m < 6 rows, else f(...<int, mr>{}).
+template <class F>
+void with_tile_rows(int m, F&& f) {
+    switch (m) {
+        case 1: f(std::integral_constant<int, 1>{}); return;
+        case 2: f(std::integral_constant<int, 2>{}); return;
+        case 3: f(std::integral_constant<int, 3>{}); return;
+        case 4: f(std::integral_constant<int, 4>{}); return;
+        case 5: f(std::integral_constant<int, 5>{}); return;
+        default: f(std::integral_constant<int, mr>{});
+    }
+}
+
 [[gnu::target("avx2,fma")]] inline void kernel_avx2(std::int64_t kc, const float* a, const float* b, float* c,
                                                      std::int64_t rs, std::int64_t cs, int m, int n,
                                                      bool accumulate) {
@@ -97,27 +124,17 @@ template <int R>
         a += mr;
         b += nr;
     }
-    __m256 acc[mr][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; ++r) {
-        acc[r][0] = r < R ? lo[r] : _mm256_setzero_ps();
-        acc[r][1] = r < R ? hi[r] : _mm256_setzero_ps();
-    }
-    store_avx2(c, rs, cs, m, n, accumulate, acc);
+    store_rows_avx2<R>(c, rs, cs, m, n, accumulate, lo, hi);
 }
 
 /// The AVX2 micro-kernel the driver calls: the 6-row tile, or for m < 6 rows kernel_avx2_rows.
 [[gnu::target("avx2,fma")]] inline void kernel_avx2_any(std::int64_t kc, const float* a, const float* b, float* c,
                                                          std::int64_t rs, std::int64_t cs, int m, int n,
                                                          bool accumulate) {
-    switch (m) {
-        case 1: kernel_avx2_rows<1>(kc, a, b, c, rs, cs, m, n, accumulate); return;
-        case 2: kernel_avx2_rows<2>(kc, a, b, c, rs, cs, m, n, accumulate); return;
-        case 3: kernel_avx2_rows<3>(kc, a, b, c, rs, cs, m, n, accumulate); return;
-        case 4: kernel_avx2_rows<4>(kc, a, b, c, rs, cs, m, n, accumulate); return;
-        case 5: kernel_avx2_rows<5>(kc, a, b, c, rs, cs, m, n, accumulate); return;
-        default: kernel_avx2(kc, a, b, c, rs, cs, m, n, accumulate);
-    }
+    with_tile_rows(m, [&](auto rows) {
+        if constexpr (rows() == mr) kernel_avx2(kc, a, b, c, rs, cs, m, n, accumulate);
+        else kernel_avx2_rows<rows()>(kc, a, b, c, rs, cs, m, n, accumulate);
+    });
 }
 
 /// The same tile with A read in place: row r of A at depth k is rows[r][off[k]] (UseTable: an im2col
@@ -181,13 +198,7 @@ template <bool UseTable, int R>
         b += nr;
         if constexpr (!UseTable) o += step;
     }
-    __m256 acc[mr][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; ++r) {
-        acc[r][0] = r < R ? lo[r] : _mm256_setzero_ps();
-        acc[r][1] = r < R ? hi[r] : _mm256_setzero_ps();
-    }
-    store_avx2(c, rs, cs, m, n, accumulate, acc);
+    store_rows_avx2<R>(c, rs, cs, m, n, accumulate, lo, hi);
 }
 /// kernel_avx2_indirect, or for m < 6 rows kernel_avx2_indirect_rows (the rows past m unread).
 template <bool UseTable>
@@ -195,14 +206,10 @@ template <bool UseTable>
                                                                   const std::int64_t* off, std::int64_t step,
                                                                   const float* b, float* c, std::int64_t rs,
                                                                   std::int64_t cs, int m, int n, bool accumulate) {
-    switch (m) {
-        case 1: kernel_avx2_indirect_rows<UseTable, 1>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
-        case 2: kernel_avx2_indirect_rows<UseTable, 2>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
-        case 3: kernel_avx2_indirect_rows<UseTable, 3>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
-        case 4: kernel_avx2_indirect_rows<UseTable, 4>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
-        case 5: kernel_avx2_indirect_rows<UseTable, 5>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate); return;
-        default: kernel_avx2_indirect<UseTable>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate);
-    }
+    with_tile_rows(m, [&](auto tile) {
+        if constexpr (tile() == mr) kernel_avx2_indirect<UseTable>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate);
+        else kernel_avx2_indirect_rows<UseTable, tile()>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate);
+    });
 }
 #undef GRAFT_GEMM_IROW
 #undef GRAFT_GEMM_ROW
