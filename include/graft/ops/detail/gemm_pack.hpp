@@ -307,7 +307,7 @@ namespace detail {
 /// Packs A rows [o0, o0 + mr) at depths [k0, k0 + kc) as one mr-row panel (A.pack), a dense float
 /// A with rows contiguous along k by register transposes: AVX-512's when `avx512`, else AVX2's
 /// where the CPU runs the AVX2 kernels (under AVX2 an A multiplied by at most 256 columns of B is
-/// not packed at all: kernel_avx2_indirect broadcasts its values straight from A; see serial()).
+/// not packed at all: kernel_avx2_indirect_rows broadcasts its values straight from A; see serial()).
 template <class S, class T>
 void pack_a_panel(const S& A, std::int64_t o0, std::int64_t k0, std::int64_t kc, T* dst, [[maybe_unused]] bool avx512) {
 #ifdef GRAFT_X86_DISPATCH

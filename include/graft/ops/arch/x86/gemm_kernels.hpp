@@ -13,12 +13,6 @@
 #ifdef GRAFT_X86_DISPATCH
 namespace graft::ops::gemm::detail {
 
-#define GRAFT_GEMM_ROW(r)                                  \
-    {                                                      \
-        const __m256 av = _mm256_broadcast_ss(a + (r));    \
-        c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);        \
-        c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);        \
-    }
 // The C tile's rows into L1 before the sweep over k: a product whose C is not in cache (a GEMM
 // that adds onto C, as the LSTM's recurrent step adds h * w_h onto the gates its input product
 // wrote a whole sequence earlier; the second kc block onwards of a deep product) otherwise stalls
@@ -54,7 +48,7 @@ namespace graft::ops::gemm::detail {
     store_tile(tile, c, rs, cs, m, n, accumulate);
 }
 
-/// A short tile's accumulators (rows [0, R), R < 6) stored as store_avx2 stores a whole tile's.
+/// A tile's accumulators (rows [0, R), R <= 6) stored as store_avx2 stores a whole tile's.
 template <int R>
 [[gnu::target("avx2,fma")]] inline void store_rows_avx2(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
                                                          bool accumulate, const __m256 (&lo)[R], const __m256 (&hi)[R]) {
@@ -80,33 +74,15 @@ void with_tile_rows(int m, F&& f) {
     }
 }
 
-[[gnu::target("avx2,fma")]] inline void kernel_avx2(std::int64_t kc, const float* a, const float* b, float* c,
-                                                     std::int64_t rs, std::int64_t cs, int m, int n,
-                                                     bool accumulate) {
-    prefetch_c_avx2(c, rs, cs, m);
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-#pragma GCC unroll 4
-    for (std::int64_t k = 0; k < kc; ++k) {
-        const __m256 b0 = _mm256_load_ps(b);
-        const __m256 b1 = _mm256_load_ps(b + 8);
-        GRAFT_GEMM_ROW(0) GRAFT_GEMM_ROW(1) GRAFT_GEMM_ROW(2)
-        GRAFT_GEMM_ROW(3) GRAFT_GEMM_ROW(4) GRAFT_GEMM_ROW(5)
-        a += mr;
-        b += nr;
-    }
-    const __m256 acc[mr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-    store_avx2(c, rs, cs, m, n, accumulate, acc);
-}
-
-/// kernel_avx2 for a tile of R < 6 rows (m <= R): a product's last rows, where the 6-row tile
-/// computed six, as many multiply-adds as a whole tile ([32,784] x [784,512]: 36 rows for 32). The
-/// same multiply-adds in the same order for each row, so the same bits.
+/// The AVX2 tile: R <= 6 rows of C (m <= R) by 16 columns in 2R ymm accumulators, A packed in
+/// 6-row panels. R < 6 computes a product's last rows, where the whole tile computed six, as many
+/// multiply-adds as a whole tile ([32,784] x [784,512]: 36 rows for 32). Each row gets the same
+/// multiply-adds in the same order whatever R is, so the same bits.
 template <int R>
 [[gnu::target("avx2,fma")]] inline void kernel_avx2_rows(std::int64_t kc, const float* a, const float* b, float* c,
                                                           std::int64_t rs, std::int64_t cs, int m, int n,
                                                           bool accumulate) {
-    static_assert(R >= 1 && R < mr);
+    static_assert(R >= 1 && R <= mr);
     prefetch_c_avx2(c, rs, cs, m);
     __m256 lo[R], hi[R];
 #pragma GCC unroll 6
@@ -127,54 +103,22 @@ template <int R>
     store_rows_avx2<R>(c, rs, cs, m, n, accumulate, lo, hi);
 }
 
-/// The AVX2 micro-kernel the driver calls: the 6-row tile, or for m < 6 rows kernel_avx2_rows.
+/// The AVX2 micro-kernel the driver calls: the tile of min(m, 6) rows.
 [[gnu::target("avx2,fma")]] inline void kernel_avx2_any(std::int64_t kc, const float* a, const float* b, float* c,
                                                          std::int64_t rs, std::int64_t cs, int m, int n,
                                                          bool accumulate) {
-    with_tile_rows(m, [&](auto rows) {
-        if constexpr (rows() == mr) kernel_avx2(kc, a, b, c, rs, cs, m, n, accumulate);
-        else kernel_avx2_rows<rows()>(kc, a, b, c, rs, cs, m, n, accumulate);
-    });
+    with_tile_rows(m, [&](auto rows) { kernel_avx2_rows<rows()>(kc, a, b, c, rs, cs, m, n, accumulate); });
 }
 
 /// The same tile with A read in place: row r of A at depth k is rows[r][off[k]] (UseTable: an im2col
-/// matrix over a convolution input) or rows[r][k * step] (a strided matrix) — no packing.
-#define GRAFT_GEMM_IROW(r)                                       \
-    {                                                            \
-        const __m256 av = _mm256_broadcast_ss(p##r + o);         \
-        c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);              \
-        c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);              \
-    }
-template <bool UseTable>
-[[gnu::target("avx2,fma")]] inline void kernel_avx2_indirect(std::int64_t kc, const float* const* rows,
-                                                              const std::int64_t* off, std::int64_t step,
-                                                              const float* b, float* c, std::int64_t rs,
-                                                              std::int64_t cs, int m, int n, bool accumulate) {
-    const float *p0 = rows[0], *p1 = rows[1], *p2 = rows[2], *p3 = rows[3], *p4 = rows[4], *p5 = rows[5];
-    prefetch_c_avx2(c, rs, cs, m);
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    std::int64_t o = 0;
-#pragma GCC unroll 4
-    for (std::int64_t k = 0; k < kc; ++k) {
-        if constexpr (UseTable) o = off[k];
-        const __m256 b0 = _mm256_load_ps(b);
-        const __m256 b1 = _mm256_load_ps(b + 8);
-        GRAFT_GEMM_IROW(0) GRAFT_GEMM_IROW(1) GRAFT_GEMM_IROW(2)
-        GRAFT_GEMM_IROW(3) GRAFT_GEMM_IROW(4) GRAFT_GEMM_IROW(5)
-        b += nr;
-        if constexpr (!UseTable) o += step;
-    }
-    const __m256 acc[mr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-    store_avx2(c, rs, cs, m, n, accumulate, acc);
-}
-/// kernel_avx2_indirect for a tile of R < 6 rows (m <= R), as kernel_avx2_rows.
+/// matrix over a convolution input) or rows[r][k * step] (a strided matrix) — no packing. The rows
+/// past R are not read.
 template <bool UseTable, int R>
 [[gnu::target("avx2,fma")]] inline void kernel_avx2_indirect_rows(std::int64_t kc, const float* const* rows,
                                                                    const std::int64_t* off, std::int64_t step,
                                                                    const float* b, float* c, std::int64_t rs,
                                                                    std::int64_t cs, int m, int n, bool accumulate) {
-    static_assert(R >= 1 && R < mr);
+    static_assert(R >= 1 && R <= mr);
     const float* p[R];
     __m256 lo[R], hi[R];
 #pragma GCC unroll 6
@@ -200,19 +144,16 @@ template <bool UseTable, int R>
     }
     store_rows_avx2<R>(c, rs, cs, m, n, accumulate, lo, hi);
 }
-/// kernel_avx2_indirect, or for m < 6 rows kernel_avx2_indirect_rows (the rows past m unread).
+/// The indirect tile of min(m, 6) rows.
 template <bool UseTable>
 [[gnu::target("avx2,fma")]] inline void kernel_avx2_indirect_any(std::int64_t kc, const float* const* rows,
                                                                   const std::int64_t* off, std::int64_t step,
                                                                   const float* b, float* c, std::int64_t rs,
                                                                   std::int64_t cs, int m, int n, bool accumulate) {
     with_tile_rows(m, [&](auto tile) {
-        if constexpr (tile() == mr) kernel_avx2_indirect<UseTable>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate);
-        else kernel_avx2_indirect_rows<UseTable, tile()>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate);
+        kernel_avx2_indirect_rows<UseTable, tile()>(kc, rows, off, step, b, c, rs, cs, m, n, accumulate);
     });
 }
-#undef GRAFT_GEMM_IROW
-#undef GRAFT_GEMM_ROW
 
 /// r[i] = (r0[i], r1[i], ..., r7[i]): the 8x8 transpose of the packing routines below.
 [[gnu::target("avx2,fma")]] inline void transpose8_avx2(__m256 (&r)[8]) {
