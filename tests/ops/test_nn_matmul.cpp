@@ -300,6 +300,43 @@ TEST_CASE("gemm: a transposed b under few rows of a runs as C^T = B^T A^T with t
     set_num_threads(2);
 }
 
+TEST_CASE("gemm: a row-major a under few columns of b, read in place, gives the bits of a packed a") {
+    // under AVX-512 a row-major a times at most 256 columns runs its tiles of 12, 8, 6, 4, 2 or 1
+    // rows in place (strided_rows) and packs only another last tile; a transposed a is always
+    // packed, into the same panels: equal bits, over row counts that end on every tile size, both
+    // sides of the 256-column rule, depths across kc blocks, a packed b, accumulating, 1-3 threads
+    for (std::int64_t M : {1, 2, 3, 5, 8, 11, 12, 13, 20, 32, 97, 130})
+        for (std::int64_t N : {10, 16, 33, 256, 257})
+            for (std::int64_t K : {1, 7, 333, 700}) {
+                const tensor a = random_tensor(dtype::float32, {M, K}, 51);
+                const tensor at = ops::transpose(a, {1, 0});
+                const tensor b = random_tensor(dtype::float32, {K, N}, 52);
+                const tensor c0 = random_tensor(dtype::float32, {M, N}, 53);
+                const ops::gemm::matrix_source<float> A{a.data<float>(), K, 1, M}, At{at.data<float>(), 1, M, M};
+                const ops::gemm::matrix_source<float> B{b.data<float>(), 1, N, N};
+                const ops::gemm::packed_b<float> pb(K, N, B);
+                for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+                    ops::gemm::limit_kernel(isa);
+                    for (int threads : {1, 2, 3}) {
+                        INFO("M=" << M << " N=" << N << " K=" << K << " kernel=" << static_cast<int>(isa) << " threads=" << threads);
+                        set_num_threads(threads);
+                        CHECK(equal(ops::matmul(a, b), ops::matmul(at, b, {true, false})));
+                        for (bool acc : {false, true}) {
+                            const tensor x = c0.clone(), y = c0.clone();
+                            ops::gemm::run(M, N, K, A, B, x.data<float>(), N, 1, acc, 0, &pb);
+                            ops::gemm::run(M, N, K, At, B, y.data<float>(), N, 1, acc);
+                            CHECK(equal(x, y));
+                        }
+                    }
+                }
+                ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+                set_num_threads(1);
+                check_close(ops::matmul(a, b), ref_matmul(a, b, false, false), 1e-4, 1e-4, "vs float64");
+            }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    set_num_threads(2);
+}
+
 TEST_CASE("gemm: an A panel packed by register transposes is the scalar packing, byte for byte") {
     // depths short of, at and past the 8- (AVX2) and 16-deep (AVX-512) steps, from an offset depth
     const std::int64_t M = 20, K = 700;

@@ -135,8 +135,9 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
             bool wide, const packed_b<T>* pre = nullptr) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<T, float> && indirect_source<SA>) {
-        // with the AVX-512 kernels a strided A is packed (its twelve rows read in place ran 1.3x
-        // slower than packing on [128,784]x[784,512]); an im2col table is still read in place
+        // with the AVX-512 kernels a strided A is not read through a table of row pointers (that
+        // ran 1.3x slower than packing on [128,784]x[784,512]): it is packed, or for few columns
+        // of B read in place below (strided_rows); an im2col table is still read in place
         if (kern == &kernel_avx2_any && (!wide || A.depth_offsets()) && A.indirect(N)) {
             serial_indirect(M, N, K, A, a_off, B, b_off, C, rs, cs, accumulate, wide, pre);
             return;
@@ -150,6 +151,17 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
     const std::int64_t kc_max = std::min(kc_block, K);
     T* bscratch = pre ? nullptr : scratch_b<T>(static_cast<std::size_t>(nc_max * kc_max));
     T* abuf = scratch_a<T>(static_cast<std::size_t>(mc_max * kc_max));
+    // Under the AVX-512 kernels a row-major A multiplied by at most 256 columns is read in place
+    // (strided_rows): each of its rows then meets few B panels, and packing it cost more than the
+    // packed panels saved. One Xeon (Emerald Rapids) core, K 512, M 128: N 10 26 -> 15 us, 64 62 ->
+    // 52, 128 111 -> 98, 256 209 -> 203; N 384 and 512 were as fast or slower in place; [1000,784] x
+    // [784,10] 347 -> 219 us. Only tiles of exactly 12, 8, 6, 4, 2 or 1 rows (the row counts the
+    // kernels compute) read in place; a block's other last tile is packed (zero rows past its end).
+    [[maybe_unused]] bool a_in_place = false;
+#ifdef GRAFT_X86_DISPATCH
+    if constexpr (std::is_same_v<SA, matrix_source<float>>) a_in_place = wide && A.depth_stride == 1 && A.indirect(N);
+#endif
+    const auto whole = [](std::int64_t m) { return m >= 2 * mr || m == 8 || m == mr || m == 4 || m == 2 || m == 1; };
     for (std::int64_t jc = 0; jc < N; jc += nc_block) {
         const std::int64_t nc = std::min(nc_block, N - jc);
         for (std::int64_t pc = 0; pc < K; pc += kc_block) {
@@ -161,7 +173,8 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
                 for (std::int64_t ir = 0; ir < mc; ir += mr)
-                    pack_a_panel(A, a_off + ic + ir, pc, kc, abuf + ir * kc, wide);
+                    if (!a_in_place || !whole(mc - (ir - ir % (2 * mr))))
+                        pack_a_panel(A, a_off + ic + ir, pc, kc, abuf + ir * kc, wide);
                 for (std::int64_t jr = 0; jr < nc;) {
                     // wide: two B panels at once where there are two (the second may be partial)
                     const bool two = wide && nc - jr > nr;
@@ -172,6 +185,14 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                         if constexpr (std::is_same_v<T, float>) {
                             if (wide) {  // two A panels (the second may be partial or, m <= 6, unread)
                                 const int m = static_cast<int>(std::min<std::int64_t>(2 * mr, mc - ir));
+                                if (a_in_place && whole(m)) {
+                                    if constexpr (std::is_same_v<SA, matrix_source<float>>) {
+                                        const strided_rows rows(A.data + (a_off + ic + ir) * A.outer_stride + pc, A.outer_stride);
+                                        avx512_tile(kc, rows, bbuf + jr * kc, ct, rs, cs, m, n, acc, two);
+                                    }
+                                    ir += 2 * mr;
+                                    continue;
+                                }
                                 const packed_pair pair{abuf + ir * kc, abuf + std::min(ir + mr, mc) * kc};
                                 avx512_tile(kc, pair, bbuf + jr * kc, ct, rs, cs, m, n, acc, two);
                                 ir += 2 * mr;

@@ -247,6 +247,23 @@ struct in_place_rows {
     void reload() { asm("" : "+r"(rows)); }
 };
 
+/// Or up to 12 rows of a row-major A in place (row r at depth k is p0[r * ld + k], depths
+/// contiguous): four base pointers (rows 0, 3, 6, 9) and the stride address all twelve as [p + ld*4]
+/// and [p + ld*8] with the depth as a shared index, five general registers where a table of row
+/// pointers needs twelve. Rows past the tile's R are not read.
+struct strided_rows {
+    const float *p0, *p3, *p6, *p9;  // four named pointers: as an array GCC kept them on the stack
+    std::int64_t ld;
+    strided_rows(const float* p, std::int64_t ld_) : p0(p), p3(p + 3 * ld_), p6(p + 6 * ld_), p9(p + 9 * ld_), ld(ld_) {}
+    [[nodiscard]] std::int64_t offset() const { return 0; }
+    [[nodiscard]] float at(int r, std::int64_t) const {
+        const float* q = r < 3 ? p0 : r < 6 ? p3 : r < 9 ? p6 : p9;
+        return q[(r % 3) * ld];
+    }
+    void next() { ++p0, ++p3, ++p6, ++p9; }
+    void reload() {}
+};
+
 /// Stores rows [0, m) and columns [0, n) of a 12 x 16 (lo) or, Wide, 12 x 32 (lo | hi) tile.
 template <bool Wide>
 [[gnu::target("avx512f")]] inline void store_avx512(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
