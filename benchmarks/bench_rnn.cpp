@@ -27,12 +27,14 @@
 //
 //   bench_rnn --benchmark_filter='lstm_(forward|train)(_torch)?/'
 //   bench_rnn --benchmark_filter=onednn
+//   GRAFT_BENCH_STEP_STATS=1 bench_rnn --benchmark_filter='BM_lstm_train/'   # + each node's time per step
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -142,7 +144,9 @@ struct graft_trainer {
         }
         train = opt.apply_gradients(mg, gv);
         auto init = graft::train::global_variables_initializer(mg);
-        s = std::make_unique<graft::exec::session>(mg.graph);
+        graft::exec::session_options o;
+        o.collect_step_stats = std::getenv("GRAFT_BENCH_STEP_STATS") != nullptr;
+        s = std::make_unique<graft::exec::session>(mg.graph, o);
         s->run({}, {}, {init});
         feeds = {{"x", d.x}};
     }
@@ -360,7 +364,10 @@ void BM_lstm_train(benchmark::State& st) {
     const lstm_data d;
     graft_trainer t(d);
     t.step();
+    t.s->state().clear_step_stats();
     for (auto _ : st) t.step();
+    graft::bench::print_step_stats(*t.s, "lstm train threads " + std::to_string(st.range(0)),
+                                   static_cast<std::int64_t>(st.iterations()));
     report(st);
 }
 

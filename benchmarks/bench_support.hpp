@@ -132,7 +132,7 @@ inline void set_threads(int n) {
     if (auto f = reinterpret_cast<setter>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) f(n);
 }
 
-/// With session_options::collect_step_stats on (GRAFT_BENCH_STEP_STATS=1 in bench_models and
+/// With session_options::collect_step_stats on (GRAFT_BENCH_STEP_STATS=1 in bench_models, bench_rnn and
 /// bench_train): each node's kernel time per run over `runs` runs, longest first, to stderr.
 inline void print_step_stats(graft::exec::session& s, const std::string& title, std::int64_t runs) {
     const auto stats = s.state().step_stats();

@@ -155,11 +155,14 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
     // (strided_rows): each of its rows then meets few B panels, and packing it cost more than the
     // packed panels saved. One Xeon (Emerald Rapids) core, K 512, M 128: N 10 26 -> 15 us, 64 62 ->
     // 52, 128 111 -> 98, 256 209 -> 203; N 384 and 512 were as fast or slower in place; [1000,784] x
-    // [784,10] 347 -> 219 us. Only tiles of exactly 12, 8, 6, 4, 2 or 1 rows (the row counts the
-    // kernels compute) read in place; a block's other last tile is packed (zero rows past its end).
+    // [784,10] 347 -> 219 us; but at depth 128, N 128 and 256 ran 3-5% slower in place (M 3200, 32),
+    // so a shallow A goes in place only for N <= 64 (N 10 47 -> 30 us, 64 16 -> 14). Only tiles of
+    // exactly 12, 8, 6, 4, 2 or 1 rows (the row counts the kernels compute) read in place; a
+    // block's other last tile is packed (zero rows past its end).
     [[maybe_unused]] bool a_in_place = false;
 #ifdef GRAFT_X86_DISPATCH
-    if constexpr (std::is_same_v<SA, matrix_source<float>>) a_in_place = wide && A.depth_stride == 1 && A.indirect(N);
+    if constexpr (std::is_same_v<SA, matrix_source<float>>)
+        a_in_place = wide && A.depth_stride == 1 && A.indirect(N) && (N <= 64 || K >= 192);
 #endif
     const auto whole = [](std::int64_t m) { return m >= 2 * mr || m == 8 || m == mr || m == 4 || m == 2 || m == 1; };
     for (std::int64_t jc = 0; jc < N; jc += nc_block) {
