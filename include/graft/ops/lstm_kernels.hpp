@@ -292,12 +292,15 @@ void block_backward(std::int64_t S, std::int64_t B, std::int64_t I, std::int64_t
     // one AVX-512 core, 3.1-3.9 vs 2.3-2.6 ms)
     const operand<T> wh_t{w + I * G, 1, G};
     const auto wh_t_packed = pack<T>(G, H, wh_t);
-    // per row: dcs [H] then dh [H]
-    std::vector<T> peep(static_cast<std::size_t>(tasks * 3 * H), T(0)), state(static_cast<std::size_t>(B * 2 * H));
+    // per row: dcs [H] then dh [H]; per task: the three peephole gradients [H] and db [4H], summed
+    // while each row's gate gradients are in L1 (a pass over dgates afterwards read S*B*4H floats
+    // from L3 again: 6.5 MB, ~0.3 ms, at 128 units, batch 32, 100 steps)
+    std::vector<T> peep(static_cast<std::size_t>(tasks * (3 * H + G)), T(0)), state(static_cast<std::size_t>(B * 2 * H));
     run_tasks(tasks, [&](int task) {
         const auto [r0, r1] = detail::task_rows(B, tasks, task);
         const std::int64_t rows = r1 - r0;
-        T* wci_g = peep.data() + task * 3 * H;
+        T* wci_g = peep.data() + task * (3 * H + G);
+        T* db = wci_g + 3 * H;
         T* dcs = state.data() + r0 * 2 * H;
         for (std::int64_t t = S - 1; t >= 0; --t) {
             for (std::int64_t row = r0; row < r1; ++row) {
@@ -311,6 +314,8 @@ void block_backward(std::int64_t S, std::int64_t B, std::int64_t I, std::int64_t
                 gates_backward<T>(H, p, t == 0 ? cs0 + row * H : saved.cs + prev, wci, wcf, wco, saved.i + k,
                                   saved.cs + k, saved.f + k, saved.o + k, saved.ci + k, saved.co + k, dc, dh,
                                   dgates + (t * B + row) * G, out.cs_prev + row * H, wci_g, wci_g + H, wci_g + 2 * H);
+                const T* dg = dgates + (t * B + row) * G;
+                for (std::int64_t j = 0; j < G; ++j) db[j] += dg[j];
             }
             // every row's dh read above: the step's dh_prev overwrites them
             product<T>(rows, H, G, {dgates + (t * B + r0) * G, G, 1}, wh_t, out.h_prev + r0 * H, H, false, 1,
@@ -318,18 +323,15 @@ void block_backward(std::int64_t S, std::int64_t B, std::int64_t I, std::int64_t
         }
     });
     for (int task = 0; task < tasks; ++task) {
-        const T* pg = peep.data() + task * 3 * H;
+        const T* pg = peep.data() + task * (3 * H + G);
         for (std::int64_t j = 0; j < H; ++j) out.wci[j] += pg[j], out.wcf[j] += pg[H + j], out.wco[j] += pg[2 * H + j];
+        for (std::int64_t j = 0; j < G; ++j) out.b[j] += pg[3 * H + j];
     }
     const operand<T> dg{dgates, G, 1};
     product<T>(S * B, I, G, dg, {w, 1, G}, out.x, I, false);                                  // dx = dgates * w_x^T
     product<T>(I, G, S * B, {x, 1, I}, dg, out.w, G, false);                                  // dw_x = x^T * dgates
     product<T>(H, G, B, {h0, 1, H}, dg, out.w + I * G, G, false);                             // dw_h = h_prev^T * dgates
     product<T>(H, G, (S - 1) * B, {saved.h, 1, H}, {dgates + B * G, G, 1}, out.w + I * G, G, true);
-    for (std::int64_t r = 0; r < S * B; ++r) {
-        const T* row = dgates + r * G;
-        for (std::int64_t j = 0; j < G; ++j) out.b[j] += row[j];
-    }
 }
 
 }  // namespace graft::ops::lstm_kernels
