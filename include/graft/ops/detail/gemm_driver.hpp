@@ -153,12 +153,13 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
     T* abuf = scratch_a<T>(static_cast<std::size_t>(mc_max * kc_max));
     // Under the AVX-512 kernels a row-major A multiplied by at most 256 columns is read in place
     // (strided_rows): each of its rows then meets few B panels, and packing it cost more than the
-    // packed panels saved. One Xeon (Emerald Rapids) core, K 512, M 128: N 10 26 -> 15 us, 64 62 ->
-    // 52, 128 111 -> 98, 256 209 -> 203; N 384 and 512 were as fast or slower in place; [1000,784] x
-    // [784,10] 347 -> 219 us; but at depth 128, N 128 and 256 ran 3-5% slower in place (M 3200, 32),
-    // so a shallow A goes in place only for N <= 64 (N 10 47 -> 30 us, 64 16 -> 14). Only tiles of
-    // exactly 12, 8, 6, 4, 2 or 1 rows (the row counts the kernels compute) read in place; a
-    // block's other last tile is packed (zero rows past its end).
+    // packed panels saved. One Xeon (Emerald Rapids) core, -O3, K 512, M 128: N 10 25 -> 18-21 us,
+    // 64 61-63 -> 50-55, 128 107 -> 98-106, 192 153 -> 145-150, 256 202-205 -> 205-209 (784 deep:
+    // 311-313 -> 305-310, so a wash there); [1000,784]x[784,10] 326-329 -> 213-216. N 384 and 512
+    // ran as fast or slower in place. At depth 128, N 128 and 256 ran 3-5% slower in place
+    // ([3200,128]x[128,128] 719-732 -> 756-764 us), so a shallow A goes in place only for N <= 64.
+    // Only tiles of exactly 12, 8, 6, 4, 2 or 1 rows (the row counts the kernels compute) read in
+    // place; a block's other last tile is packed (zero rows past its end).
     [[maybe_unused]] bool a_in_place = false;
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<SA, matrix_source<float>>)

@@ -205,9 +205,11 @@ template <bool UseTable>
     std::int64_t k = 0;
     for (; k + 8 <= kc; k += 8, dst += 48) {
         __m256 r[8];
-        for (int i = 0; i < 6; ++i) r[i] = _mm256_loadu_ps(rows[i] + k);
+#pragma GCC unroll 6
+        for (int i = 0; i < 6; ++i) r[i] = _mm256_loadu_ps(rows[i] + k);  // (rolled: through the stack)
         r[6] = r[7] = _mm256_setzero_ps();
         transpose8_avx2(r);
+#pragma GCC unroll 7
         for (int i = 0; i < 7; ++i) _mm256_storeu_ps(dst + 6 * i, r[i]);
         _mm256_maskstore_ps(dst + 42, first6, r[7]);
     }
@@ -411,7 +413,8 @@ struct a6_tables {
     std::int64_t k = 0;
     for (; k + 16 <= kc; k += 16, dst += 96) {
         __m512 r[6];
-        for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_ps(rows[i] + k);
+#pragma GCC unroll 6
+        for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_ps(rows[i] + k);  // (rolled: through the stack)
 #pragma GCC unroll 6
         for (int j = 0; j < 6; ++j) {
             const __m512 p01 = _mm512_permutex2var_ps(r[0], _mm512_load_si512(t.idx[j][0]), r[1]);
