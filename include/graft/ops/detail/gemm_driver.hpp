@@ -176,7 +176,7 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
             const bool acc = accumulate || pc > 0;
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
-                for (std::int64_t ir = 0; ir < mc; ir += mr)
+                for (std::int64_t ir = 0; ir < mc; ir += mr)  // (rows left in the panel's 12-row tile)
                     if (!a_in_place || !whole(mc - (ir - ir % (2 * mr))))
                         pack_a_panel(A, a_off + ic + ir, pc, kc, abuf + ir * kc, wide);
                 for (std::int64_t jr = 0; jr < nc;) {
@@ -191,7 +191,8 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                                 const int m = static_cast<int>(std::min<std::int64_t>(2 * mr, mc - ir));
                                 if (a_in_place && whole(m)) {
                                     if constexpr (std::is_same_v<SA, matrix_source<float>>) {
-                                        const strided_rows rows(A.data + (a_off + ic + ir) * A.outer_stride + pc, A.outer_stride);
+                                        const strided_rows rows(A.data + (a_off + ic + ir) * A.outer_stride + pc,
+                                                                A.outer_stride, m);
                                         avx512_tile(kc, rows, bbuf + jr * kc, ct, rs, cs, m, n, acc, two);
                                     }
                                     ir += 2 * mr;

@@ -206,7 +206,7 @@ template <bool UseTable>
     for (; k + 8 <= kc; k += 8, dst += 48) {
         __m256 r[8];
 #pragma GCC unroll 6
-        for (int i = 0; i < 6; ++i) r[i] = _mm256_loadu_ps(rows[i] + k);  // (rolled: through the stack)
+        for (int i = 0; i < 6; ++i) r[i] = _mm256_loadu_ps(rows[i] + k);  // (-O2 left it rolled, via the stack)
         r[6] = r[7] = _mm256_setzero_ps();
         transpose8_avx2(r);
 #pragma GCC unroll 7
@@ -252,11 +252,13 @@ struct in_place_rows {
 /// Or up to 12 rows of a row-major A in place (row r at depth k is p0[r * ld + k], depths
 /// contiguous): four base pointers (rows 0, 3, 6, 9) and the stride address all twelve as [p + ld*4]
 /// and [p + ld*8] with the depth as a shared index, five general registers where a table of row
-/// pointers needs twelve. Rows past the tile's R are not read.
+/// pointers needs twelve. Built for `rows` rows, the tile's R: no pointer past them is formed or read.
 struct strided_rows {
     const float *p0, *p3, *p6, *p9;  // four named pointers: as an array GCC kept them on the stack
     std::int64_t ld;
-    strided_rows(const float* p, std::int64_t ld_) : p0(p), p3(p + 3 * ld_), p6(p + 6 * ld_), p9(p + 9 * ld_), ld(ld_) {}
+    strided_rows(const float* p, std::int64_t ld_, int rows)
+        : p0(p), p3(rows > 3 ? p + 3 * ld_ : p), p6(rows > 6 ? p + 6 * ld_ : p), p9(rows > 9 ? p + 9 * ld_ : p),
+          ld(ld_) {}
     [[nodiscard]] std::int64_t offset() const { return 0; }
     [[nodiscard]] float at(int r, std::int64_t) const {
         const float* q = r < 3 ? p0 : r < 6 ? p3 : r < 9 ? p6 : p9;
@@ -414,7 +416,7 @@ struct a6_tables {
     for (; k + 16 <= kc; k += 16, dst += 96) {
         __m512 r[6];
 #pragma GCC unroll 6
-        for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_ps(rows[i] + k);  // (rolled: through the stack)
+        for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_ps(rows[i] + k);  // (-O2 left it rolled, via the stack)
 #pragma GCC unroll 6
         for (int j = 0; j < 6; ++j) {
             const __m512 p01 = _mm512_permutex2var_ps(r[0], _mm512_load_si512(t.idx[j][0]), r[1]);
