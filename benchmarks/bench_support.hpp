@@ -80,7 +80,8 @@ inline std::string cpuinfo_field(const char* key) {
 /// What the figures depend on, printed in Google Benchmark's context header (and its JSON): the CPU
 /// model, its vector ISA flags, graft's micro-kernel family in force and every ISA limit set
 /// (GRAFT_MAX_CPU_ISA, OPENBLAS_CORETYPE for libtorch's BLAS, ONEDNN_MAX_CPU_ISA, OPENCV_CPU_DISABLE)
-/// and OMP_WAIT_POLICY. Call before benchmark::RunSpecifiedBenchmarks.
+/// and OMP_WAIT_POLICY, oneDNN's version and ISA, and the core OpenBLAS's kernels are for. Call
+/// before benchmark::RunSpecifiedBenchmarks.
 inline void add_machine_context() {
     benchmark::AddCustomContext("cpu_model", cpuinfo_field("model name"));
     std::string flags = " " + cpuinfo_field("flags") + " ", isa;
@@ -97,6 +98,13 @@ inline void add_machine_context() {
 #ifdef GRAFT_HAVE_ONEDNN
     benchmark::AddCustomContext("onednn", onednn::version_string() + ", ISA " + onednn::isa_string());
 #endif
+    // The kernels libtorch's OpenBLAS chose for this CPU: on a CPU it does not know it falls back to
+    // an older core's (0.3.21 ran Prescott's SSE3 sgemm on an Emerald Rapids Xeon, libtorch's
+    // native figures 2-5x its AVX2-run ones, where OPENBLAS_CORETYPE=Haswell picks AVX2 kernels).
+    using corename_fn = char* (*)();
+    if (auto f = reinterpret_cast<corename_fn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+        if (const char* core = f()) benchmark::AddCustomContext("openblas_core", core);
+    }
 }
 
 /// The main() of a benchmark binary with peers: re-executes itself in the peers' environment

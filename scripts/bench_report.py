@@ -158,6 +158,12 @@ def main():
           f"(oneDNN's process: {ctx_dnn.get('isa_limits', 'none')})")
     if "onednn" in ctx:
         print(f"- {ctx['onednn']}")
+    if "openblas_core" in ctx:
+        core = ctx["openblas_core"]
+        # an SSE-era core's kernels on a CPU with AVX2: OpenBLAS did not recognise the CPU
+        pre_avx = core.lower() in ("prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "katmai")
+        note = " (pre-AVX kernels on an AVX2 CPU: OpenBLAS did not recognise it)" if pre_avx and " avx2" in " " + ctx.get("cpu_isa", "") else ""
+        print(f"- libtorch's BLAS: OpenBLAS, kernels for core {core}{note}")
     print()
 
     peak = {th: (find(m, f"BM_probe_fma/threads:{th}") or {}).get("GFLOP/s") for th in (1, 2)}
