@@ -29,17 +29,17 @@ GRAFT_LSTM_OP8 __m256 v_fmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fmad
 GRAFT_LSTM_OP8 __m256 v_fnmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fnmadd_ps(a, b, c); }
 GRAFT_LSTM_OP8 __m256 v_min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
 GRAFT_LSTM_OP8 __m256 v_max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
-GRAFT_LSTM_OP8 __m256 v_round(__m256 x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-/// 2^n for integral n (in range)
-GRAFT_LSTM_OP8 __m256 v_pow2(__m256 n) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+/// 2^n for an integral n in [-126, 127], given n and t = n + 1.5 * 2^23 (n in t's low mantissa bits:
+/// the exponent field is (bits(t) + 127) << 23, 1.5 * 2^23's own bits shifted out)
+GRAFT_LSTM_OP8 __m256 v_pow2(__m256 t, __m256) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127)), 23));
 }
+/// p * 2^n (exact: p and the product normal), t and n as for v_pow2
+GRAFT_LSTM_OP8 __m256 v_mul_pow2(__m256 p, __m256 t, __m256 n) { return _mm256_mul_ps(p, v_pow2(t, n)); }
 GRAFT_LSTM_OP8 __m256 v_abs(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), x); }
-/// t with the sign bit of x or-ed in
-GRAFT_LSTM_OP8 __m256 v_or_sign(__m256 t, __m256 x) { return _mm256_or_ps(t, _mm256_and_ps(_mm256_set1_ps(-0.f), x)); }
-/// x < lim ? a : b
-GRAFT_LSTM_OP8 __m256 v_lt_select(__m256 x, __m256 lim, __m256 a, __m256 b) {
-    return _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, lim, _CMP_LT_OQ));
+/// m (<= 0) negated where x's sign bit is clear
+GRAFT_LSTM_OP8 __m256 v_xor_sign_of_nonnegative(__m256 m, __m256 x) {
+    return _mm256_xor_ps(m, _mm256_andnot_ps(x, _mm256_set1_ps(-0.f)));
 }
 GRAFT_LSTM_OP8 __m256 v_set(__m256, float v) { return _mm256_set1_ps(v); }
 GRAFT_LSTM_OP8 __m256 v_load(__m256, const float* p) { return _mm256_loadu_ps(p); }
@@ -60,19 +60,16 @@ GRAFT_LSTM_OP16 __m512 v_fmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fma
 GRAFT_LSTM_OP16 __m512 v_fnmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fnmadd_ps(a, b, c); }
 GRAFT_LSTM_OP16 __m512 v_min(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
 GRAFT_LSTM_OP16 __m512 v_max(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
-GRAFT_LSTM_OP16 __m512 v_round(__m512 x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-GRAFT_LSTM_OP16 __m512 v_pow2(__m512 n) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
-}
+// by vscalefps, one operation where the 8-lane form takes two or three: the same values (exact powers
+// of two, products in the normal range)
+GRAFT_LSTM_OP16 __m512 v_pow2(__m512, __m512 n) { return _mm512_scalef_ps(_mm512_set1_ps(1.f), n); }
+GRAFT_LSTM_OP16 __m512 v_mul_pow2(__m512 p, __m512, __m512 n) { return _mm512_scalef_ps(p, n); }
 GRAFT_LSTM_OP16 __m512 v_abs(__m512 x) {
     return _mm512_castsi512_ps(_mm512_andnot_epi32(_mm512_set1_epi32(INT32_MIN), _mm512_castps_si512(x)));
 }
-GRAFT_LSTM_OP16 __m512 v_or_sign(__m512 t, __m512 x) {
-    const __m512i sign = _mm512_and_epi32(_mm512_set1_epi32(INT32_MIN), _mm512_castps_si512(x));
-    return _mm512_castsi512_ps(_mm512_or_epi32(_mm512_castps_si512(t), sign));
-}
-GRAFT_LSTM_OP16 __m512 v_lt_select(__m512 x, __m512 lim, __m512 a, __m512 b) {
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lim, _CMP_LT_OQ), b, a);
+GRAFT_LSTM_OP16 __m512 v_xor_sign_of_nonnegative(__m512 m, __m512 x) {
+    const __m512i flip = _mm512_andnot_epi32(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+    return _mm512_castsi512_ps(_mm512_xor_epi32(_mm512_castps_si512(m), flip));
 }
 GRAFT_LSTM_OP16 __m512 v_set(__m512, float v) { return _mm512_set1_ps(v); }
 GRAFT_LSTM_OP16 __m512 v_load(__m512, const float* p) { return _mm512_loadu_ps(p); }
@@ -83,12 +80,14 @@ GRAFT_LSTM_OP16 void v_store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
 #define GRAFT_LSTM_TARGET "avx2,fma"
 #define GRAFT_LSTM_V __m256
 #define GRAFT_LSTM_LANES 8
+#define GRAFT_LSTM_UNROLL 2
 #define GRAFT_LSTM_NAME(f) f##_avx2
 #include "graft/ops/arch/x86/lstm_gates_simd.inc"
 
 #define GRAFT_LSTM_TARGET "avx512f"
 #define GRAFT_LSTM_V __m512
 #define GRAFT_LSTM_LANES 16
+#define GRAFT_LSTM_UNROLL 2
 #define GRAFT_LSTM_NAME(f) f##_avx512
 #include "graft/ops/arch/x86/lstm_gates_simd.inc"
 #if defined(__GNUC__) && !defined(__clang__)
