@@ -8,9 +8,9 @@
 // float rows run 16 lanes at a time with AVX-512F, or 8 with AVX2 + FMA, when the CPU has them
 // (whatever flags the program was built with; the same operations per lane, so the same bits): exp
 // by range reduction (x = n ln2 + r, |r| <= ln2/2) and a degree-7 polynomial, sigmoid(x) =
-// 1 / (1 + exp(-x)), tanh(x) = (1 - e) / (1 + e) with e = exp(-2|x|) and a Taylor polynomial for
-// |x| < 0.3 (relative errors of a few ulp; NaN propagates). Other rows and dtypes use std::exp /
-// std::tanh, as the per-step cell does.
+// 1 / (1 + exp(-x)), tanh(x) = -sign(x) e / (e + 2) with e = expm1(-2|x|) by the same reduction
+// (relative errors of a few ulp; NaN propagates). Other rows and dtypes use std::exp / std::tanh,
+// as the per-step cell does.
 #pragma once
 
 #include "graft/core/config.hpp"
