@@ -337,6 +337,39 @@ TEST_CASE("gemm: a row-major a under few columns of b, read in place, gives the 
     set_num_threads(2);
 }
 
+TEST_CASE("gemm: two a's stacked (stacked_source) give the bits of a product per part") {
+    // C = [A1; A2] * B as one product (B packed once) against one product per part: equal bits, over
+    // seams inside and at the end of 6- and 12-row tiles, row-major and transposed parts (an LSTM's
+    // [x | h_prev]^T), depths across kc blocks, accumulating, 1-3 threads, every kernel
+    for (auto [M1, M2] : {std::pair<std::int64_t, std::int64_t>{9, 43}, {12, 12}, {1, 5}, {128, 128}, {7, 0}, {0, 13}})
+        for (std::int64_t N : {10, 64, 200})
+            for (std::int64_t K : {3, 333}) {
+                const tensor a1 = random_tensor(dtype::float32, {K, M1}, 61), a2 = random_tensor(dtype::float32, {M2, K}, 62);
+                const tensor b = random_tensor(dtype::float32, {K, N}, 63);
+                const tensor c0 = random_tensor(dtype::float32, {M1 + M2, N}, 64);
+                const ops::gemm::matrix_source<float> A1{a1.data<float>(), 1, M1, M1}, A2{a2.data<float>(), K, 1, M2};
+                const ops::gemm::matrix_source<float> B{b.data<float>(), 1, N, N};
+                for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+                    ops::gemm::limit_kernel(isa);
+                    for (int threads : {1, 2, 3}) {
+                        INFO("M1=" << M1 << " M2=" << M2 << " N=" << N << " K=" << K << " kernel=" << static_cast<int>(isa)
+                                   << " threads=" << threads);
+                        set_num_threads(threads);
+                        for (bool acc : {false, true}) {
+                            const tensor x = c0.clone(), y = c0.clone();
+                            ops::gemm::run(M1 + M2, N, K, ops::gemm::stacked_source<float>{A1, A2}, B, x.data<float>(), N, 1,
+                                           acc);
+                            ops::gemm::run(M1, N, K, A1, B, y.data<float>(), N, 1, acc);
+                            ops::gemm::run(M2, N, K, A2, B, y.data<float>() + M1 * N, N, 1, acc);
+                            CHECK(equal(x, y));
+                        }
+                    }
+                }
+            }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
+    set_num_threads(2);
+}
+
 TEST_CASE("gemm: an A panel packed by register transposes is the scalar packing, byte for byte") {
     // depths short of, at and past the 8- (AVX2) and 16-deep (AVX-512) steps, from an offset depth
     const std::int64_t M = 20, K = 700;

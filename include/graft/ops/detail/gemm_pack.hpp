@@ -86,6 +86,35 @@ struct matrix_source {
     }
 };
 
+/// Two dense matrices stacked along the outer index as one panel source (an A of C = [A1; A2] * B):
+/// outer o < top.outer_extent is top's row o, the rest bottom's row o - top.outer_extent. One
+/// product then packs B once where a product per part packs it again (an LSTM's weight gradient
+/// [x | h_prev]^T * dgates over 100 steps: dgates 6.5 MB).
+template <class T>
+struct stacked_source {
+    matrix_source<T> top, bottom;
+
+    [[nodiscard]] std::int64_t extent() const { return top.outer_extent + bottom.outer_extent; }
+    void pack(std::int64_t o0, int r_count, std::int64_t k0, std::int64_t kc, T* dst) const {
+        const std::int64_t split = top.outer_extent;
+        if (o0 + r_count <= split) {
+            top.pack(o0, r_count, k0, kc, dst);
+        } else if (o0 >= split) {
+            bottom.pack(o0 - split, r_count, k0, kc, dst);
+        } else {  // the panel across the seam
+            for (std::int64_t k = 0; k < kc; ++k) {
+                for (int r = 0; r < r_count; ++r) {
+                    const std::int64_t o = o0 + r, b = o - split;
+                    dst[k * r_count + r] =
+                        o < split ? top.data[o * top.outer_stride + (k0 + k) * top.depth_stride]
+                        : b < bottom.outer_extent ? bottom.data[b * bottom.outer_stride + (k0 + k) * bottom.depth_stride]
+                                                  : T(0);
+                }
+            }
+        }
+    }
+};
+
 namespace detail {
 
 /// 64-byte aligned scratch that grows on demand; one per thread and role.
