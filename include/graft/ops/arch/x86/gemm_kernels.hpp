@@ -268,16 +268,22 @@ struct strided_rows {
     void reload() {}
 };
 
-/// Stores rows [0, m) and columns [0, n) of a 12 x 16 (lo) or, Wide, 12 x 32 (lo | hi) tile.
-template <bool Wide>
-[[gnu::target("avx512f")]] inline void store_avx512(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
-                                                     bool accumulate, const __m512 (&lo)[2 * mr],
-                                                     const __m512 (&hi)[2 * mr]) {
+/// Stores rows [0, m) and columns [0, n) of a tile of R <= 12 rows x 16 (lo) or, Wide, 32 (lo | hi)
+/// columns. Inlined, each row by constant index in a fully unrolled loop, so the accumulators stay
+/// registers (out of line, GCC copied them to the stack and back after every tile and zeroed that
+/// copy before it: ~100 memory operations per tile; the benchmarks moved within their noise).
+template <bool Wide, int R>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void store_avx512(float* c, std::int64_t rs, std::int64_t cs,
+                                                                        int m, int n, bool accumulate,
+                                                                        const __m512 (&lo)[2 * mr],
+                                                                        const __m512 (&hi)[2 * mr]) {
     constexpr int w = Wide ? 2 * nr : nr;
     if (cs == 1) {
         const auto mask_lo = static_cast<__mmask16>(n >= nr ? 0xFFFFu : (1u << n) - 1u);
         const auto mask_hi = static_cast<__mmask16>(n >= 2 * nr ? 0xFFFFu : n <= nr ? 0u : (1u << (n - nr)) - 1u);
-        for (int r = 0; r < m; ++r) {
+#pragma GCC unroll 12
+        for (int r = 0; r < R; ++r) {
+            if (r >= m) break;
             float* cr = c + r * rs;
             __m512 v = lo[r];
             if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask_lo, cr));
@@ -291,7 +297,8 @@ template <bool Wide>
         return;
     }
     alignas(64) float tile[2 * mr * w];
-    for (int r = 0; r < 2 * mr; ++r) {
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
         _mm512_store_ps(tile + r * w, lo[r]);
         if constexpr (Wide) _mm512_store_ps(tile + r * w + nr, hi[r]);
     }
@@ -314,7 +321,7 @@ template <bool Wide, int R = 2 * mr, class Rows>
     const float* bb = b + kc * nr;  // Wide: the second B panel follows the first
     __m512 lo[2 * mr], hi[2 * mr];
 #pragma GCC unroll 12
-    for (int r = 0; r < 2 * mr; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+    for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (std::int64_t k = 0; k < kc; ++k) {
         const std::int64_t o = a.offset();
@@ -332,7 +339,7 @@ template <bool Wide, int R = 2 * mr, class Rows>
         b += nr;
         if constexpr (Wide) bb += nr;
     }
-    store_avx512<Wide>(c, rs, cs, m, n, accumulate, lo, hi);
+    store_avx512<Wide, R>(c, rs, cs, m, n, accumulate, lo, hi);
 }
 
 /// r[i] = (r0[i], r1[i], ..., r15[i]): a 16x16 transpose in 64 shuffles (the AVX2 8x8 one takes 24
