@@ -250,7 +250,7 @@ inline lstm_result block_lstm(std::int64_t seq_len_max, const tensor& x, const t
             using rnn_detail::as;
             const tensor xu = as(x, u), cu = as(cs_prev, u), hu = as(h_prev, u), wu = as(w, u), wi = as(wci, u),
                          wf = as(wcf, u), wo = as(wco, u), bu = as(b, u);
-            tensor gates = tensor::uninitialized(u, {seq_len_max * s.B, 4 * s.H});
+            tensor gates = tensor::uninitialized(u, {s.B, 4 * s.H});
             // outputs not wanted: one [B, H] buffer for the write-only gates, one each for cs and h
             tensor unkept[3];
             T* at[7];
