@@ -620,6 +620,67 @@ TEST_CASE("LSTM gate rows: every vector width the CPU runs gives the same bits, 
     }
 }
 
+TEST_CASE("LSTM backward gate rows: every vector width gives the same bits, within 1e-5 of float64") {
+    // 16-lane (AVX-512), 8-lane (AVX2) and scalar rows of gates_backward: H = 53 (three 16-lane
+    // blocks, six 8-lane blocks, the same 5-column scalar tail), with and without peepholes (whose
+    // gradients accumulate onto what is there)
+    namespace lk = graft::ops::lstm_kernels;
+    namespace gm = graft::ops::gemm;
+    const std::int64_t H = 53;
+    auto row = [&](double scale, double phase, bool unit) {
+        std::vector<float> v(static_cast<std::size_t>(H));
+        for (std::int64_t j = 0; j < H; ++j) {
+            const double x = std::sin(phase + 0.71 * static_cast<double>(j * j));
+            v[static_cast<std::size_t>(j)] = static_cast<float>(unit ? 0.5 + 0.49 * x : scale * x);
+        }
+        return v;
+    };
+    // saved gate values in (0, 1) (i, f, o) or (-1, 1) (ci, co), cell states and incoming gradients
+    const auto i = row(0, 0.1, true), f = row(0, 0.2, true), o = row(0, 0.3, true), ci = row(0.99, 0.4, false),
+               co = row(0.99, 0.5, false), cs = row(2.0, 0.6, false), cs_prev = row(2.0, 0.7, false),
+               dcs = row(1.5, 0.8, false), dh = row(1.2, 0.9, false), wci = row(0.3, 1.0, false),
+               wcf = row(0.3, 1.1, false), wco = row(0.3, 1.2, false), acc0 = row(0.1, 1.3, false);
+    for (bool peephole : {false, true}) {
+        lk::gate_config cfg{0, H, 2 * H, 3 * H, 1.0, 0.0, peephole};
+        std::vector<std::vector<float>> by_isa;  // dg [4H], cs_prev_grad, wci_g, wcf_g, wco_g
+        for (gm::kernel_isa isa : gm::available_kernels()) {
+            gm::limit_kernel(isa);
+            std::vector<float> out(8 * H, -7.f);
+            float* d = out.data();
+            for (int k = 0; k < 3; ++k) std::copy(acc0.begin(), acc0.end(), d + (5 + k) * H);
+            lk::gates_backward<float>(H, cfg, cs_prev.data(), wci.data(), wcf.data(), wco.data(), i.data(), cs.data(),
+                                      f.data(), o.data(), ci.data(), co.data(), dcs.data(), dh.data(), d, d + 4 * H,
+                                      d + 5 * H, d + 6 * H, d + 7 * H);
+            by_isa.push_back(out);
+        }
+        gm::limit_kernel(gm::kernel_isa::avx512);
+        std::vector<double> ref(8 * H);
+        {
+            auto d64 = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+            const auto i6 = d64(i), f6 = d64(f), o6 = d64(o), ci6 = d64(ci), co6 = d64(co), cs6 = d64(cs),
+                       cp6 = d64(cs_prev), dcs6 = d64(dcs), dh6 = d64(dh), wi6 = d64(wci), wf6 = d64(wcf), wo6 = d64(wco);
+            double* d = ref.data();
+            for (int k = 0; k < 3; ++k) std::copy(acc0.begin(), acc0.end(), d + (5 + k) * H);
+            lk::gates_backward<double>(H, cfg, cp6.data(), wi6.data(), wf6.data(), wo6.data(), i6.data(), cs6.data(),
+                                       f6.data(), o6.data(), ci6.data(), co6.data(), dcs6.data(), dh6.data(), d,
+                                       d + 4 * H, d + 5 * H, d + 6 * H, d + 7 * H);
+        }
+        for (std::size_t k = 0; k < by_isa.size(); ++k) {
+            INFO("peephole " << peephole << " kernel family " << k);
+            const std::int64_t outputs = peephole ? 8 * H : 5 * H;  // no peepholes: their gradients untouched
+            for (std::int64_t e = 0; e < outputs; ++e) {
+                INFO("output element " << e);
+                const double want = ref[static_cast<std::size_t>(e)];
+                CHECK(std::abs(by_isa[k][static_cast<std::size_t>(e)] - want) <= 1e-5 * std::max(1.0, std::abs(want)));
+            }
+            if (!peephole) {
+                for (std::int64_t e = 5 * H; e < 8 * H; ++e) CHECK(by_isa[k][static_cast<std::size_t>(e)] == acc0[static_cast<std::size_t>(e % H)]);
+            }
+            if (k >= 2) CHECK(std::memcmp(by_isa[k].data(), by_isa[1].data(), by_isa[k].size() * sizeof(float)) == 0);
+        }
+    }
+}
+
 TEST_CASE("GRUBlockCell against a float64 reference, and its gradient (GRUBlockCellGrad)") {
     const std::int64_t B = 2, I = 3, H = 2;
     const auto x = wave(6), h0 = wave(4, 1.0), wru = wave(20, 0.2), wc = wave(10, 0.8), bru = wave(4, 0.5), bc = wave(2, 1.5);

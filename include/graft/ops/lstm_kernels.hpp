@@ -66,15 +66,15 @@ void gates_forward_scalar(std::int64_t j0, std::int64_t H, const gate_config& p,
     }
 }
 
-/// dgates and cs_prev_grad of one row from dcs (the gradient reaching cs, without the output's
-/// tanh path) and dh; peephole gradients added to wci_g / wcf_g / wco_g.
+/// Columns [j0, H) of one row's dgates and cs_prev_grad from dcs (the gradient reaching cs, without
+/// the output's tanh path) and dh; peephole gradients added to wci_g / wcf_g / wco_g.
 template <class T, bool Peephole>
-[[gnu::always_inline]] inline void gates_backward_body(std::int64_t H, const gate_config& p, const T* cs_prev,
-                                                       const T* wci, const T* wcf, const T* wco, const T* i,
-                                                       const T* cs, const T* f, const T* o, const T* ci, const T* co,
-                                                       const T* dcs_in, const T* dh, T* dg, T* cs_prev_grad, T* wci_g,
-                                                       T* wcf_g, T* wco_g) {
-    for (std::int64_t j = 0; j < H; ++j) {
+[[gnu::always_inline]] inline void gates_backward_body(std::int64_t j0, std::int64_t H, const gate_config& p,
+                                                       const T* cs_prev, const T* wci, const T* wcf, const T* wco,
+                                                       const T* i, const T* cs, const T* f, const T* o, const T* ci,
+                                                       const T* co, const T* dcs_in, const T* dh, T* dg,
+                                                       T* cs_prev_grad, T* wci_g, T* wcf_g, T* wco_g) {
+    for (std::int64_t j = j0; j < H; ++j) {
         const T d_o = o[j] * (T(1) - o[j]) * dh[j] * co[j];
         T dcs = (T(1) - co[j] * co[j]) * dh[j] * o[j] + dcs_in[j];
         if constexpr (Peephole) dcs += d_o * wco[j];
@@ -147,7 +147,7 @@ void gates_backward(std::int64_t H, const gate_config& p, const T* cs_prev, cons
     }
 #endif
     (p.use_peephole ? detail::gates_backward_body<T, true> : detail::gates_backward_body<T, false>)(
-        H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs, dh, dg, cs_prev_grad, wci_g, wcf_g, wco_g);
+        0, H, p, cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, dcs, dh, dg, cs_prev_grad, wci_g, wcf_g, wco_g);
 }
 
 /// A row-major operand of a product: element (r, c) of op(M) is data[r * row + c * col].
