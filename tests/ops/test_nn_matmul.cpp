@@ -149,17 +149,21 @@ TEST_CASE("gemm: small products go to other threads only where those are workers
 
 TEST_CASE("nn MatMul: a row epilogue (fused bias and activation) gives the bits of the pass after the product") {
     // rows split between threads (b packed or not), columns split (N panels > M rows), one row
-    // (gemv), one column, zero depth; each activation; 1-3 threads
+    // (gemv), one column, zero depth; each activation; 1-3 threads; every kernel family (the AVX-512
+    // and AVX2 tiles apply it as they store: whole 16-column tiles, N 64 and 512, under AVX2)
     const std::vector<mm_case> cases = {{128, 512, 10}, {128, 784, 512}, {101, 50, 40}, {3, 64, 700},
-                                        {1, 300, 70},   {40, 33, 1},     {7, 0, 20}};
-    for (int threads : {1, 2, 3}) {
+                                        {1, 300, 70},   {40, 33, 1},     {7, 0, 20},   {13, 333, 64}};
+    for (auto [isa, threads] : {std::pair{ops::gemm::kernel_isa::avx512, 1}, {ops::gemm::kernel_isa::avx512, 2},
+                                {ops::gemm::kernel_isa::avx512, 3}, {ops::gemm::kernel_isa::avx2, 1},
+                                {ops::gemm::kernel_isa::avx2, 2}, {ops::gemm::kernel_isa::portable, 2}}) {
+        ops::gemm::limit_kernel(isa);  // (the CPU still bounds it)
         set_num_threads(threads);
         for (const auto& c : cases)
             for (auto act : {ops::bias_activation::none, ops::bias_activation::relu, ops::bias_activation::relu6,
                              ops::bias_activation::leaky_relu})
                 for (bool packed : {false, true}) {
-                    INFO("M=" << c.M << " K=" << c.K << " N=" << c.N << " threads=" << threads
-                              << " act=" << static_cast<int>(act) << " packed=" << packed);
+                    INFO("M=" << c.M << " K=" << c.K << " N=" << c.N << " threads=" << threads << " kernel cap "
+                              << static_cast<int>(isa) << " act=" << static_cast<int>(act) << " packed=" << packed);
                     const tensor a = random_tensor(dtype::float32, {c.M, c.K}, 41);
                     const tensor b = random_tensor(dtype::float32, {c.K, c.N}, 42);
                     const tensor bias = random_tensor(dtype::float32, {c.N}, 43);
@@ -174,6 +178,7 @@ TEST_CASE("nn MatMul: a row epilogue (fused bias and activation) gives the bits 
                     CHECK(equal(ops::matmul(a, b, p), want));
                 }
     }
+    ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
     set_num_threads(2);
 }
 

@@ -76,7 +76,7 @@ namespace graft::ops {
 class bias_act_epilogue {
 public:
     bias_act_epilogue(const float* bias, std::int64_t C, bias_activation act, float alpha = 0.2f)
-        : bias_(bias), C_(C), act_(act), alpha_(alpha) {
+        : bias_(bias), C_(C), act_(act), alpha_(alpha), tile_{bias, static_cast<int>(act), alpha, C} {
 #ifdef GRAFT_X86_DISPATCH
         if (const auto isa = gemm::detail::active_isa(); isa != gemm::kernel_isa::portable) {
             const bool avx512 = isa == gemm::kernel_isa::avx512;
@@ -120,11 +120,16 @@ public:
     }
 
     /// apply() as a GEMM's row epilogue (C rows of channels() floats each), for as long as this lives.
+    /// For a product of channels() columns the AVX-512 micro-kernels apply the bias and
+    /// activation as they store its final sums instead (row_epilogue::in_tile; the same bits).
     [[nodiscard]] gemm::row_epilogue<float> rows() const {
-        return {[](const void* self, float* y, std::int64_t r0, std::int64_t r1) {
-                    static_cast<const bias_act_epilogue*>(self)->apply(y, r0, r1);
-                },
-                this};
+        gemm::row_epilogue<float> e;
+        e.apply = [](const void* self, float* y, std::int64_t r0, std::int64_t r1) {
+            static_cast<const bias_act_epilogue*>(self)->apply(y, r0, r1);
+        };
+        e.self = this;
+        e.in_tile = &tile_;
+        return e;
     }
 
     /// All `rows` rows of y, on the pool's threads from 64K floats (one pass over memory).
@@ -142,6 +147,7 @@ private:
     bias_activation act_;
     float alpha_;
     row_fn fn_ = nullptr;  // the ISA's loop; nullptr: the scalar one
+    gemm::tile_bias_act tile_;  // the same, for the GEMM's AVX-512 stores
     std::int64_t period_ = 0;
     alignas(64) float pattern_[1024];
 };

@@ -34,6 +34,10 @@ template <class T>
 struct row_epilogue {
     void (*apply)(const void* self, T* c, std::int64_t r0, std::int64_t r1) = nullptr;
     const void* self = nullptr;
+    /// Optional, the same work as a bias and activation the AVX-512 micro-kernel applies as it
+    /// stores each tile's final sums (float, C's columns contiguous): run() does that instead of
+    /// apply() where its kernels can, the same bits without a pass over C afterwards.
+    const tile_bias_act* in_tile = nullptr;
     void operator()(T* c, std::int64_t r0, std::int64_t r1) const {
         if (r0 < r1) apply(self, c, r0, r1);
     }
@@ -47,19 +51,20 @@ namespace detail {
 /// most: [4,512]x[512,512] 2.5x dnnl_sgemm's time as 6 rows, 1.6x as 4; [8,...] 1.5x as 12, 1.0-1.15x as 8).
 template <int R, class Rows>
 void avx512_rows(std::int64_t kc, const Rows& a, const float* b, float* c, std::int64_t rs, std::int64_t cs, int m,
-                 int n, bool acc, bool two) {
-    if (two) kernel_avx512<true, R>(kc, a, b, c, rs, cs, m, n, acc);
-    else kernel_avx512<false, R>(kc, a, b, c, rs, cs, m, n, acc);
+                 int n, bool acc, bool two, const tile_bias_act* e) {
+    if (two) kernel_avx512<true, R>(kc, a, b, c, rs, cs, m, n, acc, e);
+    else kernel_avx512<false, R>(kc, a, b, c, rs, cs, m, n, acc, e);
 }
+/// `e`: the tile's bias (from its first column) and activation, or null.
 template <class Rows>
 void avx512_tile(std::int64_t kc, const Rows& a, const float* b, float* c, std::int64_t rs, std::int64_t cs, int m,
-                 int n, bool acc, bool two) {
-    if (m <= 1) avx512_rows<1>(kc, a, b, c, rs, cs, m, n, acc, two);
-    else if (m <= 2) avx512_rows<2>(kc, a, b, c, rs, cs, m, n, acc, two);
-    else if (m <= 4) avx512_rows<4>(kc, a, b, c, rs, cs, m, n, acc, two);
-    else if (m <= mr) avx512_rows<mr>(kc, a, b, c, rs, cs, m, n, acc, two);
-    else if (m <= 8) avx512_rows<8>(kc, a, b, c, rs, cs, m, n, acc, two);
-    else avx512_rows<2 * mr>(kc, a, b, c, rs, cs, m, n, acc, two);
+                 int n, bool acc, bool two, const tile_bias_act* e = nullptr) {
+    if (m <= 1) avx512_rows<1>(kc, a, b, c, rs, cs, m, n, acc, two, e);
+    else if (m <= 2) avx512_rows<2>(kc, a, b, c, rs, cs, m, n, acc, two, e);
+    else if (m <= 4) avx512_rows<4>(kc, a, b, c, rs, cs, m, n, acc, two, e);
+    else if (m <= mr) avx512_rows<mr>(kc, a, b, c, rs, cs, m, n, acc, two, e);
+    else if (m <= 8) avx512_rows<8>(kc, a, b, c, rs, cs, m, n, acc, two, e);
+    else avx512_rows<2 * mr>(kc, a, b, c, rs, cs, m, n, acc, two, e);
 }
 
 template <class SA, class SB>
@@ -128,11 +133,13 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
 }
 #endif
 
-/// C[0:M, 0:N] (= or +=) A[a_off : a_off+M] * B[b_off : b_off+N], one thread.
+/// C[0:M, 0:N] (= or +=) A[a_off : a_off+M] * B[b_off : b_off+N], one thread. `fuse` (C's columns
+/// contiguous; bias indexed by B's columns from 0): a bias and activation for the AVX-512 kernels to
+/// apply as they store the final sums. Returns whether they did (else the caller applies it).
 template <class T, class SA, class SB>
-void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
+bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
             std::int64_t b_off, T* C, std::int64_t rs, std::int64_t cs, bool accumulate, kernel_fn<T> kern,
-            bool wide, const packed_b<T>* pre = nullptr) {
+            bool wide, const packed_b<T>* pre = nullptr, [[maybe_unused]] const tile_bias_act* fuse = nullptr) {
 #ifdef GRAFT_X86_DISPATCH
     if constexpr (std::is_same_v<T, float> && indirect_source<SA>) {
         // with the AVX-512 kernels a strided A is not read through a table of row pointers (that
@@ -140,11 +147,16 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
         // of B read in place below (strided_rows); an im2col table is still read in place
         if (kern == &kernel_avx2_any && (!wide || A.depth_offsets()) && A.indirect(N)) {
             serial_indirect(M, N, K, A, a_off, B, b_off, C, rs, cs, accumulate, wide, pre);
-            return;
+            return false;
         }
     }
+    // the AVX-512 tiles fuse any; the AVX2 ones whole tiles only, so C's columns must fill them
+    bool fused = false;
+    if constexpr (std::is_same_v<T, float>)
+        fused = fuse != nullptr && cs == 1 && (wide || (kern == &kernel_avx2_any && N % nr == 0));
 #else
     (void)wide;
+    const bool fused = false;
 #endif
     const std::int64_t nc_max = std::min(nc_block, (N + nr - 1) / nr * nr);
     const std::int64_t mc_max = std::min(mc_block, (M + mr - 1) / mr * mr);
@@ -174,6 +186,7 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
             if (pre) bbuf = pre->panels(pc, kc, b_off + jc);  // b_off + jc: a multiple of nr
             else pack_b_block(B, b_off + jc, nc, pc, kc, bscratch);
             const bool acc = accumulate || pc > 0;
+            const bool last = pc + kc >= K;  // the sums final as the kernels store them
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
                 for (std::int64_t ir = 0; ir < mc; ir += mr)  // (rows left in the panel's 12-row tile)
@@ -183,6 +196,14 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                     // wide: two B panels at once where there are two (the second may be partial)
                     const bool two = wide && nc - jr > nr;
                     const int n = static_cast<int>(std::min<std::int64_t>(two ? 2 * nr : nr, nc - jr));
+#ifdef GRAFT_X86_DISPATCH
+                    tile_bias_act tile_e;
+                    const tile_bias_act* e = nullptr;
+                    if (fused && last) {
+                        tile_e = {fuse->bias + b_off + jc + jr, fuse->act, fuse->alpha, fuse->columns};
+                        e = &tile_e;
+                    }
+#endif
                     for (std::int64_t ir = 0; ir < mc;) {
                         T* ct = C + (ic + ir) * rs + (jc + jr) * cs;
 #ifdef GRAFT_X86_DISPATCH
@@ -193,19 +214,28 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                                     if constexpr (std::is_same_v<SA, matrix_source<float>>) {
                                         const strided_rows rows(A.data + (a_off + ic + ir) * A.outer_stride + pc,
                                                                 A.outer_stride, m);
-                                        avx512_tile(kc, rows, bbuf + jr * kc, ct, rs, cs, m, n, acc, two);
+                                        avx512_tile(kc, rows, bbuf + jr * kc, ct, rs, cs, m, n, acc, two, e);
                                     }
                                     ir += 2 * mr;
                                     continue;
                                 }
                                 const packed_pair pair{abuf + ir * kc, abuf + std::min(ir + mr, mc) * kc};
-                                avx512_tile(kc, pair, bbuf + jr * kc, ct, rs, cs, m, n, acc, two);
+                                avx512_tile(kc, pair, bbuf + jr * kc, ct, rs, cs, m, n, acc, two, e);
                                 ir += 2 * mr;
                                 continue;
                             }
                         }
 #endif
                         const int m = static_cast<int>(std::min<std::int64_t>(mr, mc - ir));
+#ifdef GRAFT_X86_DISPATCH
+                        if constexpr (std::is_same_v<T, float>) {
+                            if (e) {  // (not wide: one 16-column panel, whole)
+                                kernel_avx2_any_fused(kc, abuf + ir * kc, bbuf + jr * kc, ct, rs, cs, m, n, acc, e);
+                                ir += mr;
+                                continue;
+                            }
+                        }
+#endif
                         kern(kc, abuf + ir * kc, bbuf + jr * kc, ct, rs, cs, m, std::min(n, nr), acc);
                         if (two) kern(kc, abuf + ir * kc, bbuf + (jr + nr) * kc, ct + nr * cs, rs, cs, m, n - nr, acc);
                         ir += mr;
@@ -215,6 +245,7 @@ void serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
             }
         }
     }
+    return fused;
 }
 
 /// The 6-row kernel for T, and (wide) whether 12-row AVX-512 tiles go with it.
@@ -281,27 +312,31 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
     const bool split_n = !rows_of_packed && n_panels >= m_panels;
     const std::int64_t panels = split_n ? n_panels : m_panels;
     const int tasks = static_cast<int>(std::min<std::int64_t>(threads, panels));
+    // the bias and activation in the kernels' stores where they can (serial() says whether they did)
+    const tile_bias_act* fuse = done && done->in_tile && done->in_tile->columns == N && cs == 1 ? done->in_tile : nullptr;
     if (tasks <= 1) {
-        serial(M, N, K, A, 0, B, 0, C, rs, cs, accumulate, kern, wide, pre);
-        if (done) (*done)(C, 0, M);
+        const bool fused = serial(M, N, K, A, 0, B, 0, C, rs, cs, accumulate, kern, wide, pre, fuse);
+        if (done && !fused) (*done)(C, 0, M);
         return;
     }
     // split rows in whole 12-row tiles when the wide kernel runs (4-row units over a packed B: above)
     const std::int64_t unit = split_n ? nr : (wide ? (rows_of_packed ? 4 : 2 * mr) : mr);
     const std::int64_t units = split_n ? panels : (M + unit - 1) / unit;
     const std::int64_t per = (units + tasks - 1) / tasks * unit;
+    std::atomic<bool> unfused{false};  // every task takes the same path; any one that could not fuse says so
     nn_detail::run_tasks(tasks, [&](int t) {
         const std::int64_t b = t * per;
         const std::int64_t e = std::min(split_n ? N : M, b + per);
         if (b >= e) return;
         if (split_n) {
-            serial(M, e - b, K, A, 0, B, b, C + b * cs, rs, cs, accumulate, kern, wide, pre);
+            if (!serial(M, e - b, K, A, 0, B, b, C + b * cs, rs, cs, accumulate, kern, wide, pre, fuse))
+                unfused.store(true, std::memory_order_relaxed);
         } else {
-            serial(e - b, N, K, A, b, B, 0, C + b * rs, rs, cs, accumulate, kern, wide, pre);
-            if (done) (*done)(C, b, e);  // this thread's rows, from its own cache
+            const bool fused = serial(e - b, N, K, A, b, B, 0, C + b * rs, rs, cs, accumulate, kern, wide, pre, fuse);
+            if (done && !fused) (*done)(C, b, e);  // this thread's rows, from its own cache
         }
     });
-    if (split_n && done) (*done)(C, 0, M);
+    if (split_n && done && unfused.load(std::memory_order_relaxed)) (*done)(C, 0, M);
 }
 
 }  // namespace detail

@@ -13,6 +13,17 @@ inline constexpr std::int64_t kc_block = 320;   ///< depth of a packed panel
 inline constexpr std::int64_t mc_block = 96;    ///< rows of a packed A block (multiple of mr)
 inline constexpr std::int64_t nc_block = 3072;  ///< columns of a packed B block (multiple of nr)
 
+/// A bias and activation over C's columns that the AVX-512 micro-kernel applies to a tile's final
+/// sums in registers as it stores them, y = act(y + bias[j]): what a row pass over C afterwards
+/// (ops::bias_act_epilogue) does, the same bits, without reading C back. `act` holds the value of
+/// ops::bias_activation: 0 none, 1 relu, 2 relu6, 3 leaky_relu (x > 0 ? x : alpha x).
+struct tile_bias_act {
+    const float* bias = nullptr;  ///< one per column of C
+    int act = 0;
+    float alpha = 0.f;
+    std::int64_t columns = 0;  ///< the bias's length: used only by a product of as many columns
+};
+
 /// The micro-kernel contract: C[0:m, 0:n] (= or +=) a_panel[kc x mr] * b_panel[kc x nr].
 template <class T>
 using kernel_fn = void (*)(std::int64_t kc, const T* a, const T* b, T* c, std::int64_t rs, std::int64_t cs,

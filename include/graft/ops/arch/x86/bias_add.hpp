@@ -15,21 +15,11 @@
 #ifdef GRAFT_X86_DISPATCH
 namespace graft::ops::op_detail {
 
+// The activation on 16 lanes: the GEMM's AVX-512 stores apply the same one (gemm::detail::act_avx512,
+// ops/arch/x86/gemm_kernels.hpp), so a bias and activation fused there gives these bits.
 template <bias_activation Act>
 [[gnu::target("avx512f")]] inline __m512 bias_act_avx512(__m512 v, __m512 alpha) {
-    const __m512 zero = _mm512_setzero_ps();
-    if constexpr (Act == bias_activation::relu || Act == bias_activation::relu6) {
-        // max(v, 0) gives the second operand for NaN and -0: put the NaN back (as Eigen's
-        // PropagateNaN), -0 becomes +0 (as Eigen's vector path)
-        // (the zero-masked forms: GCC 12 warns about the undefined lanes behind the plain ones)
-        __m512 r = _mm512_maskz_max_ps(0xFFFF, v, zero);
-        if constexpr (Act == bias_activation::relu6) r = _mm512_maskz_min_ps(0xFFFF, r, _mm512_set1_ps(6.f));
-        return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
-    } else if constexpr (Act == bias_activation::leaky_relu) {
-        return _mm512_mask_mov_ps(_mm512_mul_ps(v, alpha), _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), v);
-    } else {
-        return v;
-    }
+    return gemm::detail::act_avx512<static_cast<int>(Act)>(v, alpha);
 }
 // p[i] = act(p[i] + b[i]) for i < n.
 template <bias_activation Act>
@@ -65,16 +55,7 @@ template <bias_activation Act>
 // 128 on the AVX2 EPYC.
 template <bias_activation Act>
 [[gnu::target("avx2")]] inline __m256 bias_act_avx2(__m256 v, __m256 alpha) {
-    const __m256 zero = _mm256_setzero_ps();
-    if constexpr (Act == bias_activation::relu || Act == bias_activation::relu6) {
-        __m256 r = _mm256_max_ps(v, zero);
-        if constexpr (Act == bias_activation::relu6) r = _mm256_min_ps(r, _mm256_set1_ps(6.f));
-        return _mm256_blendv_ps(r, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    } else if constexpr (Act == bias_activation::leaky_relu) {
-        return _mm256_blendv_ps(_mm256_mul_ps(v, alpha), v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ));
-    } else {
-        return v;
-    }
+    return gemm::detail::act_avx2<static_cast<int>(Act)>(v, alpha);  // the GEMM's AVX2 stores' too
 }
 template <bias_activation Act>
 [[gnu::target("avx2")]] inline void bias_act_run_avx2(float* p, const float* b, std::int64_t n, __m256 alpha,

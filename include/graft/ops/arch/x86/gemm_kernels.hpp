@@ -25,15 +25,52 @@ namespace graft::ops::gemm::detail {
     }
 }
 
+/// The activations of a fused bias and activation on 8 lanes, the same values as act_avx512 (below)
+/// and BiasAdd's row pass (ops/arch/x86/bias_add.hpp), which runs these.
+template <int Act>
+[[gnu::target("avx2"), gnu::always_inline]] inline __m256 act_avx2(__m256 v, __m256 alpha) {
+    const __m256 zero = _mm256_setzero_ps();
+    if constexpr (Act == 1 || Act == 2) {
+        __m256 r = _mm256_max_ps(v, zero);
+        if constexpr (Act == 2) r = _mm256_min_ps(r, _mm256_set1_ps(6.f));
+        return _mm256_blendv_ps(r, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    } else if constexpr (Act == 3) {
+        return _mm256_blendv_ps(_mm256_mul_ps(v, alpha), v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ));
+    } else {
+        return v;
+    }
+}
+[[gnu::target("avx2"), gnu::always_inline]] inline __m256 act_avx2(__m256 v, int act, __m256 alpha) {
+    switch (act) {
+        case 1: return act_avx2<1>(v, alpha);
+        case 2: return act_avx2<2>(v, alpha);
+        case 3: return act_avx2<3>(v, alpha);
+        default: return v;
+    }
+}
+
+/// `e`: the tile's bias (from its first column) and activation, for whole tiles (n == 16) of a C
+/// with contiguous columns only.
 [[gnu::target("avx2,fma")]] inline void store_avx2(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
-                                                    bool accumulate, const __m256 (&acc)[mr][2]) {
+                                                    bool accumulate, const __m256 (&acc)[mr][2],
+                                                    const tile_bias_act* e = nullptr) {
     if (n == nr && cs == 1) {
+        __m256 b0 = _mm256_setzero_ps(), b1 = b0, alpha = b0;
+        if (e) {
+            b0 = _mm256_loadu_ps(e->bias);
+            b1 = _mm256_loadu_ps(e->bias + 8);
+            alpha = _mm256_set1_ps(e->alpha);
+        }
         for (int r = 0; r < m; ++r) {
             float* cr = c + r * rs;
             __m256 lo = acc[r][0], hi = acc[r][1];
             if (accumulate) {
                 lo = _mm256_add_ps(lo, _mm256_loadu_ps(cr));
                 hi = _mm256_add_ps(hi, _mm256_loadu_ps(cr + 8));
+            }
+            if (e) {
+                lo = act_avx2(_mm256_add_ps(lo, b0), e->act, alpha);
+                hi = act_avx2(_mm256_add_ps(hi, b1), e->act, alpha);
             }
             _mm256_storeu_ps(cr, lo);
             _mm256_storeu_ps(cr + 8, hi);
@@ -51,14 +88,15 @@ namespace graft::ops::gemm::detail {
 /// A tile's accumulators (rows [0, R), R <= 6) stored as store_avx2 stores a whole tile's.
 template <int R>
 [[gnu::target("avx2,fma")]] inline void store_rows_avx2(float* c, std::int64_t rs, std::int64_t cs, int m, int n,
-                                                         bool accumulate, const __m256 (&lo)[R], const __m256 (&hi)[R]) {
+                                                         bool accumulate, const __m256 (&lo)[R], const __m256 (&hi)[R],
+                                                         const tile_bias_act* e = nullptr) {
     __m256 acc[mr][2];
 #pragma GCC unroll 6
     for (int r = 0; r < mr; ++r) {
         acc[r][0] = r < R ? lo[r] : _mm256_setzero_ps();
         acc[r][1] = r < R ? hi[r] : _mm256_setzero_ps();
     }
-    store_avx2(c, rs, cs, m, n, accumulate, acc);
+    store_avx2(c, rs, cs, m, n, accumulate, acc, e);
 }
 
 /// f(std::integral_constant<int, m>{}) for a tile of 1 <= m < 6 rows, else f(...<int, mr>{}).
@@ -81,7 +119,7 @@ void with_tile_rows(int m, F&& f) {
 template <int R>
 [[gnu::target("avx2,fma")]] inline void kernel_avx2_rows(std::int64_t kc, const float* a, const float* b, float* c,
                                                           std::int64_t rs, std::int64_t cs, int m, int n,
-                                                          bool accumulate) {
+                                                          bool accumulate, const tile_bias_act* e = nullptr) {
     static_assert(R >= 1 && R <= mr);
     prefetch_c_avx2(c, rs, cs, m);
     __m256 lo[R], hi[R];
@@ -100,7 +138,7 @@ template <int R>
         a += mr;
         b += nr;
     }
-    store_rows_avx2<R>(c, rs, cs, m, n, accumulate, lo, hi);
+    store_rows_avx2<R>(c, rs, cs, m, n, accumulate, lo, hi, e);
 }
 
 /// The AVX2 micro-kernel the driver calls: the tile of min(m, 6) rows.
@@ -108,6 +146,12 @@ template <int R>
                                                          std::int64_t rs, std::int64_t cs, int m, int n,
                                                          bool accumulate) {
     with_tile_rows(m, [&](auto rows) { kernel_avx2_rows<rows()>(kc, a, b, c, rs, cs, m, n, accumulate); });
+}
+/// The same with a bias and activation applied as it stores (a whole tile, n == 16, cs == 1).
+[[gnu::target("avx2,fma")]] inline void kernel_avx2_any_fused(std::int64_t kc, const float* a, const float* b,
+                                                               float* c, std::int64_t rs, std::int64_t cs, int m,
+                                                               int n, bool accumulate, const tile_bias_act* e) {
+    with_tile_rows(m, [&](auto rows) { kernel_avx2_rows<rows()>(kc, a, b, c, rs, cs, m, n, accumulate, e); });
 }
 
 /// The same tile with A read in place: row r of A at depth k is rows[r][off[k]] (UseTable: an im2col
@@ -268,29 +312,67 @@ struct strided_rows {
     void reload() {}
 };
 
+/// The activations of a fused bias and activation (tile_bias_act::act; ops::bias_activation) on 16
+/// lanes: Relu and Relu6 keep a NaN (max(v, 0) alone gives the second operand for NaN and -0; -0
+/// becomes +0, as Eigen's vector path), LeakyRelu is v > 0 ? v : alpha v. BiasAdd's fused row pass
+/// (ops/arch/x86/bias_add.hpp) runs these too, so both give the same bits.
+template <int Act>
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 act_avx512(__m512 v, __m512 alpha) {
+    const __m512 zero = _mm512_setzero_ps();
+    if constexpr (Act == 1 || Act == 2) {
+        // (the zero-masked forms: GCC 12 warns about the undefined lanes behind the plain ones)
+        __m512 r = _mm512_maskz_max_ps(0xFFFF, v, zero);
+        if constexpr (Act == 2) r = _mm512_maskz_min_ps(0xFFFF, r, _mm512_set1_ps(6.f));
+        return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+    } else if constexpr (Act == 3) {
+        return _mm512_mask_mov_ps(_mm512_mul_ps(v, alpha), _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), v);
+    } else {
+        return v;
+    }
+}
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 act_avx512(__m512 v, int act, __m512 alpha) {
+    switch (act) {
+        case 1: return act_avx512<1>(v, alpha);
+        case 2: return act_avx512<2>(v, alpha);
+        case 3: return act_avx512<3>(v, alpha);
+        default: return v;
+    }
+}
+
 /// Stores rows [0, m) and columns [0, n) of a tile of R <= 12 rows x 16 (lo) or, Wide, 32 (lo | hi)
 /// columns. Inlined, each row by constant index in a fully unrolled loop, so the accumulators stay
 /// registers (out of line, GCC copied them to the stack and back after every tile and zeroed that
 /// copy before it: ~100 memory operations per tile; the benchmarks moved within their noise).
+/// `e` (C's columns contiguous only): the tile's bias (from its first column) and activation,
+/// applied to each stored value.
 template <bool Wide, int R>
 [[gnu::target("avx512f"), gnu::always_inline]] inline void store_avx512(float* c, std::int64_t rs, std::int64_t cs,
                                                                         int m, int n, bool accumulate,
                                                                         const __m512 (&lo)[2 * mr],
-                                                                        const __m512 (&hi)[2 * mr]) {
+                                                                        const __m512 (&hi)[2 * mr],
+                                                                        const tile_bias_act* e) {
     constexpr int w = Wide ? 2 * nr : nr;
     if (cs == 1) {
         const auto mask_lo = static_cast<__mmask16>(n >= nr ? 0xFFFFu : (1u << n) - 1u);
         const auto mask_hi = static_cast<__mmask16>(n >= 2 * nr ? 0xFFFFu : n <= nr ? 0u : (1u << (n - nr)) - 1u);
+        __m512 bias_lo = _mm512_setzero_ps(), bias_hi = bias_lo, alpha = bias_lo;
+        if (e) {
+            bias_lo = _mm512_maskz_loadu_ps(mask_lo, e->bias);
+            if constexpr (Wide) bias_hi = _mm512_maskz_loadu_ps(mask_hi, e->bias + nr);
+            alpha = _mm512_set1_ps(e->alpha);
+        }
 #pragma GCC unroll 12
         for (int r = 0; r < R; ++r) {
             if (r >= m) break;
             float* cr = c + r * rs;
             __m512 v = lo[r];
             if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask_lo, cr));
+            if (e) v = act_avx512(_mm512_add_ps(v, bias_lo), e->act, alpha);
             _mm512_mask_storeu_ps(cr, mask_lo, v);
             if constexpr (Wide) {
                 __m512 u = hi[r];
                 if (accumulate) u = _mm512_add_ps(u, _mm512_maskz_loadu_ps(mask_hi, cr + nr));
+                if (e) u = act_avx512(_mm512_add_ps(u, bias_hi), e->act, alpha);
                 _mm512_mask_storeu_ps(cr + nr, mask_hi, u);
             }
         }
@@ -317,7 +399,7 @@ template <bool Wide, int R>
 template <bool Wide, int R = 2 * mr, class Rows>
 [[gnu::target("avx512f")]] inline void kernel_avx512(std::int64_t kc, Rows a, const float* b, float* c,
                                                       std::int64_t rs, std::int64_t cs, int m, int n,
-                                                      bool accumulate) {
+                                                      bool accumulate, const tile_bias_act* e = nullptr) {
     const float* bb = b + kc * nr;  // Wide: the second B panel follows the first
     __m512 lo[2 * mr], hi[2 * mr];
 #pragma GCC unroll 12
@@ -339,7 +421,7 @@ template <bool Wide, int R = 2 * mr, class Rows>
         b += nr;
         if constexpr (Wide) bb += nr;
     }
-    store_avx512<Wide, R>(c, rs, cs, m, n, accumulate, lo, hi);
+    store_avx512<Wide, R>(c, rs, cs, m, n, accumulate, lo, hi, e);
 }
 
 /// r[i] = (r0[i], r1[i], ..., r15[i]): a 16x16 transpose in 64 shuffles (the AVX2 8x8 one takes 24
