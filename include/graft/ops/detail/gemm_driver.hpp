@@ -34,9 +34,10 @@ template <class T>
 struct row_epilogue {
     void (*apply)(const void* self, T* c, std::int64_t r0, std::int64_t r1) = nullptr;
     const void* self = nullptr;
-    /// Optional, the same work as a bias and activation the AVX-512 micro-kernel applies as it
-    /// stores each tile's final sums (float, C's columns contiguous): run() does that instead of
-    /// apply() where its kernels can, the same bits without a pass over C afterwards.
+    /// Optional, the same work as a bias and activation the AVX-512 and AVX2 micro-kernels apply as
+    /// they store each tile's final sums (float, C's columns contiguous; AVX2 where they fill whole
+    /// 16-column tiles): run() does that instead of apply() where its kernels can, the same bits
+    /// without a pass over C afterwards.
     const tile_bias_act* in_tile = nullptr;
     void operator()(T* c, std::int64_t r0, std::int64_t r1) const {
         if (r0 < r1) apply(self, c, r0, r1);
@@ -134,8 +135,8 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
 #endif
 
 /// C[0:M, 0:N] (= or +=) A[a_off : a_off+M] * B[b_off : b_off+N], one thread. `fuse` (C's columns
-/// contiguous; bias indexed by B's columns from 0): a bias and activation for the AVX-512 kernels to
-/// apply as they store the final sums. Returns whether they did (else the caller applies it).
+/// contiguous; bias indexed by B's columns from 0): a bias and activation for the AVX-512 or AVX2
+/// kernels to apply as they store the final sums. Returns whether they did (else the caller must).
 template <class T, class SA, class SB>
 bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
             std::int64_t b_off, T* C, std::int64_t rs, std::int64_t cs, bool accumulate, kernel_fn<T> kern,

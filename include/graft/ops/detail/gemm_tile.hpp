@@ -13,8 +13,8 @@ inline constexpr std::int64_t kc_block = 320;   ///< depth of a packed panel
 inline constexpr std::int64_t mc_block = 96;    ///< rows of a packed A block (multiple of mr)
 inline constexpr std::int64_t nc_block = 3072;  ///< columns of a packed B block (multiple of nr)
 
-/// A bias and activation over C's columns that the AVX-512 micro-kernel applies to a tile's final
-/// sums in registers as it stores them, y = act(y + bias[j]): what a row pass over C afterwards
+/// A bias and activation over C's columns that the AVX-512 and AVX2 micro-kernels apply to a tile's
+/// final sums in registers as they store them, y = act(y + bias[j]): what a row pass over C afterwards
 /// (ops::bias_act_epilogue) does, the same bits, without reading C back. `act` holds the value of
 /// ops::bias_activation: 0 none, 1 relu, 2 relu6, 3 leaky_relu (x > 0 ? x : alpha x).
 struct tile_bias_act {
