@@ -45,6 +45,9 @@ inline tensor bias_add(const tensor& value, const tensor& bias,
 
 /// The activation bias_activation_inplace applies after the bias.
 enum class bias_activation { none, relu, relu6, leaky_relu };
+// the GEMM's fused stores take these as gemm::tile_bias_act::act codes
+static_assert(static_cast<int>(bias_activation::none) == 0 && static_cast<int>(bias_activation::relu) == 1 &&
+              static_cast<int>(bias_activation::relu6) == 2 && static_cast<int>(bias_activation::leaky_relu) == 3);
 
 namespace op_detail {
 
@@ -120,8 +123,9 @@ public:
     }
 
     /// apply() as a GEMM's row epilogue (C rows of channels() floats each), for as long as this lives.
-    /// For a product of channels() columns the AVX-512 micro-kernels apply the bias and
-    /// activation as they store its final sums instead (row_epilogue::in_tile; the same bits).
+    /// For a product of channels() columns the AVX-512 and AVX2 micro-kernels apply the bias and
+    /// activation as they store its final sums instead, where they can (row_epilogue::in_tile; the
+    /// same bits).
     [[nodiscard]] gemm::row_epilogue<float> rows() const {
         gemm::row_epilogue<float> e;
         e.apply = [](const void* self, float* y, std::int64_t r0, std::int64_t r1) {
@@ -147,7 +151,7 @@ private:
     bias_activation act_;
     float alpha_;
     row_fn fn_ = nullptr;  // the ISA's loop; nullptr: the scalar one
-    gemm::tile_bias_act tile_;  // the same, for the GEMM's AVX-512 stores
+    gemm::tile_bias_act tile_;  // the same, for the GEMM's micro-kernels' stores
     std::int64_t period_ = 0;
     alignas(64) float pattern_[1024];
 };
