@@ -268,17 +268,21 @@ template <bool UseTable>
 
 /// Where the AVX-512 kernels read A: two packed 6-row panels (the second follows the first).
 /// at(r, o) is row r at the current depth; offset() gives `o` once per depth; next() steps on.
-struct packed_pair {
+/// Split: the tile's rows in the first panel, from `a` on (a 6-row panel's last four rows where
+/// `a` points two rows into it: see serial()'s 8 + 8 tail); the rest from the second panel's first.
+template <int Split = mr>
+struct packed_pair_at {
     const float* a;
     const float* a2;
     [[nodiscard]] std::int64_t offset() const { return 0; }
-    [[nodiscard]] float at(int r, std::int64_t) const { return r < mr ? a[r] : a2[r - mr]; }
+    [[nodiscard]] float at(int r, std::int64_t) const { return r < Split ? a[r] : a2[r - Split]; }
     void next() {
         a += mr;
         a2 += mr;
     }
     void reload() {}
 };
+using packed_pair = packed_pair_at<mr>;
 /// Or 12 rows of an im2col matrix over a convolution input, in place: row r at depth k is
 /// rows[r][off[k]]. (A strided matrix is packed when the AVX-512 kernels run: see serial().)
 struct in_place_rows {
