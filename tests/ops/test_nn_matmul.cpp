@@ -342,16 +342,19 @@ TEST_CASE("gemm: a row-major a under few columns of b, read in place, gives the 
     set_num_threads(2);
 }
 
-TEST_CASE("gemm: a block's last 13-16 rows after a 12-row tile (8 + 5..8 rows) give the bits of each part alone") {
-    // under AVX-512 such a tail runs as an 8-row tile and a tile of the rest whose rows start two
-    // rows into a packed panel; every row gets the same multiply-adds in the same order whatever
-    // tile computes it, so the product of all M rows is, bit for bit, the product of rows [0, 12)
-    // next to that of rows [12, M) (a 1-4-row tile there), and close to float64. Packed A (more than
-    // 256 columns of B), one and two B panels per tile (N 300: a last panel of 12 columns), depths
-    // across kc blocks, a packed b, accumulating, a fused bias and ReLU, 1-2 threads (M 104 and 128
-    // on 2 threads over the packed b: 52 and 64 rows each, 12-row tiles then 16 = 8 + 8; M 13 and
-    // 16: 12 + 1 and 12 + 4, a block's first tile keeps its 12 rows)
-    for (std::int64_t M : {13, 16, 25, 26, 27, 28, 37, 40, 104, 128})
+TEST_CASE("gemm: a block's short last tiles (AVX-512 8 + 5..8 rows, AVX2 4 + 3..4) give the bits of parts computed alone") {
+    // under AVX-512 a block's last 13-16 rows after a 12-row tile run as an 8-row tile and one of
+    // the rest whose rows start two rows into a packed panel; under AVX2 a block of 6q + 1 or 6q + 2
+    // rows ends on tiles of 4 and 3 or 4 rows, its last panel packed from two rows before its place.
+    // Every row gets the same multiply-adds in the same order whatever tile computes it, so the
+    // product of all M rows is, bit for bit, the products of rows [0, s) and [s, M) side by side
+    // (s = 12 and 1: other tilings), and close to float64. Packed A (more than 256 columns of B),
+    // one and two B panels per tile (N 300: a last panel of 12 columns), depths across kc blocks,
+    // a packed b, accumulating, a fused bias and ReLU, 1-2 threads (M 104 and 128 on 2 threads over
+    // the packed b under AVX-512: 52 and 64 rows each, 12-row tiles then 16 = 8 + 8; M 128 on one
+    // thread: blocks of 96 and 32 = 6 x 4 + 4 + 4 under AVX2; M 13 and 16 under AVX-512: 12 + 1 and
+    // 12 + 4, a block's first tile keeps its 12 rows)
+    for (std::int64_t M : {13, 14, 16, 25, 26, 27, 28, 37, 38, 40, 104, 128})
         for (std::int64_t N : {300, 512})
             for (std::int64_t K : {7, 333}) {
                 const tensor a = random_tensor(dtype::float32, {M, K}, 61);
@@ -359,10 +362,9 @@ TEST_CASE("gemm: a block's last 13-16 rows after a 12-row tile (8 + 5..8 rows) g
                 const tensor c0 = random_tensor(dtype::float32, {M, N}, 63);
                 const tensor bias = random_tensor(dtype::float32, {N}, 64);
                 const ops::gemm::matrix_source<float> A{a.data<float>(), K, 1, M};
-                const ops::gemm::matrix_source<float> top{a.data<float>(), K, 1, 12};
-                const ops::gemm::matrix_source<float> rest{a.data<float>() + 12 * K, K, 1, M - 12};
                 const ops::gemm::matrix_source<float> B{b.data<float>(), 1, N, N};
                 const ops::gemm::packed_b<float> pb(K, N, B);
+                const ops::gemm::packed_b<float>* unpacked = nullptr;
                 const ops::bias_act_epilogue relu(bias.data<float>(), N, ops::bias_activation::relu);
                 const auto rows = relu.rows();
                 for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
@@ -373,15 +375,19 @@ TEST_CASE("gemm: a block's last 13-16 rows after a 12-row tile (8 + 5..8 rows) g
                                 INFO("M=" << M << " N=" << N << " K=" << K << " kernel=" << static_cast<int>(isa)
                                           << " threads=" << threads << " acc=" << acc << " fused=" << fused);
                                 set_num_threads(threads);
-                                const tensor whole = c0.clone(), parts = c0.clone();
+                                const tensor whole = c0.clone();
                                 const auto* epi = fused ? &rows : nullptr;
                                 ops::gemm::run(M, N, K, A, B, whole.data<float>(), N, 1, acc, 0, &pb, epi);
                                 set_num_threads(1);  // the parts on one thread: their own tiles
-                                const ops::gemm::packed_b<float>* unpacked = nullptr;
-                                ops::gemm::run(12, N, K, top, B, parts.data<float>(), N, 1, acc, 1, unpacked, epi);
-                                ops::gemm::run(M - 12, N, K, rest, B, parts.data<float>() + 12 * N, N, 1, acc, 1,
-                                               unpacked, epi);
-                                CHECK(equal(whole, parts));
+                                for (std::int64_t split : {12, 1}) {
+                                    const tensor parts = c0.clone();
+                                    const ops::gemm::matrix_source<float> top{a.data<float>(), K, 1, split};
+                                    const ops::gemm::matrix_source<float> rest{a.data<float>() + split * K, K, 1, M - split};
+                                    ops::gemm::run(split, N, K, top, B, parts.data<float>(), N, 1, acc, 1, unpacked, epi);
+                                    ops::gemm::run(M - split, N, K, rest, B, parts.data<float>() + split * N, N, 1, acc,
+                                                   1, unpacked, epi);
+                                    CHECK(equal(whole, parts));
+                                }
                                 if (!acc && !fused)
                                     check_close(whole, ref_matmul(a, b, false, false), 1e-4, 1e-4, "vs float64");
                             }
