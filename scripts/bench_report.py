@@ -3,9 +3,10 @@
 
 Runs bench_models (whole models: MLP 784-512-512-10, LeNet-5; batch 1 and 128; 1 and 2 threads;
 and the roofline probes), bench_train (training steps) and bench_rnn (an LSTM layer: TF's BlockLSTM,
-100 steps x batch 32, 128 -> 128, forward and training step) from a build folder, each twice: once for
-graft, libtorch and OpenCV DNN, once for oneDNN in a process of its own (its OpenMP runtime wants the
-spin-waiting policy libtorch's does not; see benchmarks/bench_support.hpp), then prints:
+100 steps x batch 32, 128 -> 128, forward and training step) from a build folder, once per library
+(graft, libtorch, OpenCV DNN, oneDNN), each library's cases in a process of its own (its threads
+outlive its calls and would take cores from another library's; oneDNN's OpenMP runtime also wants
+the spin-waiting policy libtorch's does not: see benchmarks/bench_support.hpp), then prints:
 
   - the machine: CPU model, its vector ISA, graft's kernel family, the ISA limits in force;
   - per model x batch x threads: each peer's time, graft / fastest peer, and the roofline: at batch 1
@@ -19,8 +20,8 @@ spin-waiting policy libtorch's does not; see benchmarks/bench_support.hpp), then
   scripts/bench_report.py [--build build] [--isa native|avx2] [--min-time 0.3] [--repetitions 3]
                           [--rounds 2] [--json out.json]
 
-Each figure is the median of --rounds x --repetitions runs: each binary runs --rounds times, in turn
-with the others (oneDNN's process and graft's alternate over the same minutes), and within a run the
+Each figure is the median of --rounds x --repetitions runs: each process runs --rounds times, in turn
+with the others (the libraries' processes alternate over the same minutes), and within a run the
 benchmarks' repetitions are interleaved in random order, so a shared VM's slow minutes fall on graft
 and its peers alike.
 
@@ -77,9 +78,9 @@ def run(binary, flt, env, min_time, repetitions):
 
 
 def run_rounds(jobs, env, min_time, repetitions, rounds):
-    """Runs each job (binary, filter) `rounds` times, the jobs in turn (so oneDNN, in a process of
-    its own, and graft's process alternate over the same minutes), and returns per job (context,
-    {name: median entry}) over all rounds' repetitions."""
+    """Runs each job (binary, filter) `rounds` times, the jobs in turn (so the libraries' processes
+    alternate over the same minutes), and returns per job (context, {name: median entry}) over all
+    rounds' repetitions."""
     ctxs, samples = {}, {key: {} for key in jobs}
     for _ in range(rounds):
         for key, (binary, flt) in jobs.items():
@@ -138,19 +139,29 @@ def main():
     models, train = os.path.join(bench, "bench_models"), os.path.join(bench, "bench_train")
     rnn = os.path.join(bench, "bench_rnn")
 
+    # each library in a process of its own: a library's threads outlive its calls (libtorch's
+    # OpenBLAS workers, OpenMP teams) and took cores from the next library's repetitions in a shared
+    # process (graft's MLP at batch 128 on 2 threads: 572 us beside OpenCV, 584-601 beside
+    # libtorch); the processes take turns over the same minutes (run_rounds)
     res = run_rounds({
-        "models": (models, "(mlp|lenet)_(graft|torch|opencv)/|probe_"),
+        "models": (models, "(mlp|lenet)_graft/|probe_"),
+        "models_torch": (models, "(mlp|lenet)_torch/"),
+        "models_cv": (models, "(mlp|lenet)_opencv/"),
         "models_dnn": (models, "(mlp|lenet)_onednn/"),
-        "train": (train, "(mlp|lenet)_train(_torch)?/"),
+        "train": (train, "(mlp|lenet)_train/"),
+        "train_torch": (train, "(mlp|lenet)_train_torch/"),
         "train_dnn": (train, "(mlp|lenet)_train_onednn/"),
-        "rnn": (rnn, "lstm_(forward|train)(_torch|_opencv)?/"),
+        "rnn": (rnn, "lstm_(forward|train)/"),
+        "rnn_torch": (rnn, "lstm_(forward|train)_torch/"),
+        "rnn_cv": (rnn, "lstm_forward_opencv/"),
         "rnn_dnn": (rnn, "lstm_(forward|train)_onednn/"),
     }, env, args.min_time, args.repetitions, args.rounds)
     ctx, m = res["models"]
-    ctx_dnn, m_dnn = res["models_dnn"]
-    m.update(m_dnn)
-    t = {**res["train"][1], **res["train_dnn"][1]}
-    lstm = {**res["rnn"][1], **res["rnn_dnn"][1]}
+    ctx_dnn = res["models_dnn"][0]
+    for key in ("models_torch", "models_cv", "models_dnn"):
+        m.update(res[key][1])
+    t = {**res["train"][1], **res["train_torch"][1], **res["train_dnn"][1]}
+    lstm = {**res["rnn"][1], **res["rnn_torch"][1], **res["rnn_cv"][1], **res["rnn_dnn"][1]}
 
     print(f"\n# graft vs its CPU peers ({args.isa} run)\n")
     print(f"- CPU: {ctx.get('cpu_model', '?')}, {ctx.get('num_cpus', '?')} CPUs; ISA flags: {ctx.get('cpu_isa', '?')}")
