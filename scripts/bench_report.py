@@ -141,8 +141,8 @@ def main():
 
     # each library in a process of its own: a library's threads outlive its calls (libtorch's
     # OpenBLAS workers, OpenMP teams) and took cores from the next library's repetitions in a shared
-    # process (graft's MLP at batch 128 on 2 threads: 572 us beside OpenCV, 584-601 beside
-    # libtorch); the processes take turns over the same minutes (run_rounds)
+    # process (graft's MLP at batch 128 on 2 threads: 567-573 us alone, beside OpenCV or beside
+    # oneDNN, 584-601 beside libtorch); the processes take turns over the same minutes (run_rounds)
     res = run_rounds({
         "models": (models, "(mlp|lenet)_graft/|probe_"),
         "models_torch": (models, "(mlp|lenet)_torch/"),

@@ -225,8 +225,8 @@ bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                                 // 12 + 1..4: a 1, 2 or 4-row tile keeps 2-8 accumulators, too few to
                                 // hide the multiply-add latency (12+4 rows 176, 8+8 182 GFLOP/s hot).
                                 // Only after a first tile: that one streams the B panel into L1, and
-                                // with B from memory it pays to give it the most rows (the 16-row
-                                // [16,784]x[784,512] ran 9% slower as 8 + 8). One Xeon core, products
+                                // with B from memory it pays to give it the most rows (the MLP's layers
+                                // at 16 rows, weights from L3, ran 9% slower as 8 + 8). One Xeon core, products
                                 // of the MLP's two big layers, alternating: M 26 239 -> 226 us, 28
                                 // 243 -> 238, 40 344 -> 338; 2 threads at M 128 (64 rows each) 548 ->
                                 // 540. The second tile's rows are the middle panel's last four
