@@ -262,21 +262,19 @@ bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                         const int m = static_cast<int>(std::min<std::int64_t>(mr, mc - ir));
 #ifdef GRAFT_X86_DISPATCH
                         if constexpr (std::is_same_v<T, float>) {
+                            // one AVX2 tile of `rows` rows from panel `a` into `c`, fused where e says
+                            const auto tile = [&](const float* a, float* c, int rows) {
+                                if (e) kernel_avx2_any_fused(kc, a, bbuf + jr * kc, c, rs, cs, rows, n, acc, e);
+                                else kern(kc, a, bbuf + jr * kc, c, rs, cs, rows, std::min(n, nr), acc);
+                            };
                             if (ir + mr == tail) {  // 4 rows of this panel, then the rest from the last
-                                const int m2 = static_cast<int>(mc - ir - 4);
-                                const float* b = bbuf + jr * kc;
-                                if (e) {
-                                    kernel_avx2_any_fused(kc, abuf + ir * kc, b, ct, rs, cs, 4, n, acc, e);
-                                    kernel_avx2_any_fused(kc, abuf + tail * kc, b, ct + 4 * rs, rs, cs, m2, n, acc, e);
-                                } else {
-                                    kern(kc, abuf + ir * kc, b, ct, rs, cs, 4, std::min(n, nr), acc);
-                                    kern(kc, abuf + tail * kc, b, ct + 4 * rs, rs, cs, m2, std::min(n, nr), acc);
-                                }
+                                tile(abuf + ir * kc, ct, 4);
+                                tile(abuf + tail * kc, ct + 4 * rs, static_cast<int>(mc - ir - 4));
                                 ir = mc;
                                 continue;
                             }
                             if (e) {  // (not wide: one 16-column panel, whole)
-                                kernel_avx2_any_fused(kc, abuf + ir * kc, bbuf + jr * kc, ct, rs, cs, m, n, acc, e);
+                                tile(abuf + ir * kc, ct, m);
                                 ir += mr;
                                 continue;
                             }
