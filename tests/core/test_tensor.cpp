@@ -162,10 +162,20 @@ TEST_CASE("large host buffers are reused after free, zeroed when asked, within t
         auto other = graft::buffer::allocate_host(big, false);  // the cache had one: a fresh block
         CHECK(other->data() != first);
     }
-    // small buffers are malloc's business
+    // buffers under 1 KiB are malloc's business; from 1 KiB a freed block waits for the next of its size
     const std::size_t before = graft::host_cache_bytes();
-    { auto small = graft::buffer::allocate_host(4096); (void)small; }
+    { auto small = graft::buffer::allocate_host(512); (void)small; }
     CHECK(graft::host_cache_bytes() == before);
+    void* kib = nullptr;
+    {
+        auto b = graft::buffer::allocate_host(2048, false);
+        kib = b->data();
+    }
+    CHECK(graft::host_cache_bytes() == before + 2048);
+    {
+        auto b = graft::buffer::allocate_host(2048, false);
+        CHECK(b->data() == kib);
+    }
     // a limit frees what is over it; 0 keeps nothing
     graft::set_host_cache_limit(0);
     CHECK(graft::host_cache_bytes() == 0);
