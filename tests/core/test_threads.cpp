@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <string>
 #include <vector>
@@ -95,4 +96,38 @@ TEST_CASE("run_tasks: a worker waiting from the last call takes the next one's s
         CHECK(total == 300L * threads);
     }
     graft::set_num_threads(2);
+}
+
+TEST_CASE("spin_lock: mutual exclusion under contention, and a holder that sleeps past the waiter's spin") {
+    graft::detail::spin_lock lock;
+    long counter = 0;  // guarded by lock, not atomic: a lost update shows a broken lock
+    constexpr int kThreads = 3, kRounds = 20000;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t) {
+        ts.emplace_back([&] {
+            for (int i = 0; i < kRounds; ++i) {
+                std::lock_guard g(lock);
+                const long v = counter;
+                if (i % 997 == 0) std::this_thread::yield();  // held across a reschedule now and then
+                counter = v + 1;
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    CHECK(counter == static_cast<long>(kThreads) * kRounds);
+    // A holder that sleeps: the waiter spins, then yields its core, and gets the lock once released.
+    std::atomic<bool> held{false}, got{false};
+    std::thread holder([&] {
+        std::lock_guard g(lock);
+        held.store(true);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    });
+    while (!held.load()) std::this_thread::yield();
+    std::thread waiter([&] {
+        std::lock_guard g(lock);
+        got.store(true);
+    });
+    holder.join();
+    waiter.join();
+    CHECK(got.load());
 }
