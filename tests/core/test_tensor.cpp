@@ -140,7 +140,7 @@ TEST_CASE("numpy-like printing") {
     CHECK(graft::to_string(tensor::scalar_of(true)) == "True");
 }
 
-TEST_CASE("large host buffers are reused after free, zeroed when asked, within the cache limit") {
+TEST_CASE("host buffers of 1 KiB and more are reused after free, zeroed when asked, within the cache limit") {
     if (!graft::detail::host_cache_enabled) {
         MESSAGE("skipped: the host block cache is off under AddressSanitizer (reuse would hide use-after-free)");
         return;

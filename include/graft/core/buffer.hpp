@@ -42,7 +42,7 @@ namespace detail {
 
 inline constexpr bool host_cache_enabled = !GRAFT_ASAN;  // reused blocks would hide use-after-free from ASan
 
-/// Freed large host blocks kept for reuse, by size. A program runs the same shapes again and again
+/// Freed host blocks kept for reuse, by size. A program runs the same shapes again and again
 /// (a session's steps), and a fresh large block is fresh pages: glibc serves big requests with
 /// mmap when its heap cannot take them (as happens once libraries such as OpenBLAS have mapped
 /// memory next to it), and every 4 KiB page then faults on first touch: a LeNet training step
@@ -111,7 +111,7 @@ private:
 
 }  // namespace detail
 
-/// Bytes of freed large host buffers graft keeps for reuse (default 256 MiB; 0: none). Buffers of
+/// Bytes of freed host buffers graft keeps for reuse (default 256 MiB; 0: none). Buffers of
 /// 1 KiB and more are cached; graft::host_cache_bytes() tells how much is held now.
 inline void set_host_cache_limit(std::size_t bytes) { detail::host_block_cache::instance().set_limit(bytes); }
 inline std::size_t host_cache_bytes() { return detail::host_block_cache::instance().cached_bytes(); }
