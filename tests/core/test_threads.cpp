@@ -1,12 +1,15 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <string>
 #include <vector>
 
+#include "graft/core/callable_ref.hpp"
 #include "graft/core/tensor.hpp"
 #include "graft/core/threads.hpp"
 
@@ -47,6 +50,34 @@ TEST_CASE("run_tasks: every share runs once, the caller's included; a throwing s
         CHECK(inner.load() == 6);
     }
     graft::set_num_threads(2);
+}
+
+TEST_CASE("callable_ref: calls the callable it was bound to, never a copy; lambdas of any capture size run as shares") {
+    // a lambda capturing more than std::function keeps inline (five references)
+    std::int64_t a = 1, b = 10, c = 100, d = 1000, e = 10000;
+    std::vector<std::int64_t> got(4, 0);
+    for (int threads : {1, 2}) {
+        graft::set_num_threads(threads);
+        std::fill(got.begin(), got.end(), 0);
+        graft::run_tasks(4, [&, a, b, c, d, e](int t) { got[static_cast<std::size_t>(t)] = (a + b + c + d + e) * t; });
+        CHECK(got == std::vector<std::int64_t>{0, 11111, 22222, 33333});
+    }
+    graft::set_num_threads(2);
+    // state the callable keeps is the bound object's: calls through a copy of the reference count there
+    int calls = 0;
+    auto counter = [&calls, n = 0](int x) mutable { ++n; calls = n; return x * 2; };
+    graft::callable_ref<int(int)> r = counter;
+    const graft::callable_ref<int(int)> copy = r;
+    CHECK(r(3) == 6);
+    CHECK(copy(4) == 8);
+    CHECK(calls == 2);
+    // a std::function, and a result converted to the declared return type
+    std::function<double(int)> half = [](int x) { return x / 2.0; };
+    graft::callable_ref<double(int)> h = half;
+    CHECK(h(5) == 2.5);
+    const auto next = [](int x) { return static_cast<short>(x + 1); };
+    graft::callable_ref<long(int)> widened = next;
+    CHECK(widened(41) == 42L);
 }
 
 TEST_CASE("run_tasks: a worker waiting from the last call takes the next one's share; Eigen work and a resize in between") {

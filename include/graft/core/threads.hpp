@@ -20,6 +20,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "graft/core/error.hpp"
+#include "graft/core/callable_ref.hpp"
 
 namespace graft {
 
@@ -28,7 +29,7 @@ namespace detail {
 /// still spinning from an earlier call) claims the next unclaimed share until none is left, so the
 /// caller finishes the job alone if no worker comes.
 struct task_job {
-    const std::function<void(int)>* fn = nullptr;
+    const callable_ref<void(int)>* fn = nullptr;
     int tasks = 0;
     std::uint64_t seq = 0;
     std::atomic<int> next{1};  // share 0 is the caller's
@@ -220,7 +221,7 @@ inline void task_worker(std::shared_ptr<task_job> job) {
 /// sleeping thread costs tens of microseconds on a virtual machine (measured: a 1.6 MB
 /// matrix-vector product on 2 threads took 10 or 35 us depending on whether the caller slept;
 /// Eigen::Barrier never spins). The workers spin too, for the next call (detail::task_worker).
-inline void run_tasks(int tasks, const std::function<void(int)>& fn) {
+inline void run_tasks(int tasks, callable_ref<void(int)> fn) {
     if (tasks <= 1) {
         if (tasks == 1) fn(0);
         return;

@@ -170,11 +170,11 @@ inline shape shape_from_tensor(const char* op, const char* what, const tensor& t
 }
 
 /// Runs fn(task) for task in [0, tasks) on graft's thread pool (the caller runs task 0) and waits.
-inline void run_tasks(int tasks, const std::function<void(int)>& fn) { graft::run_tasks(tasks, fn); }
+inline void run_tasks(int tasks, callable_ref<void(int)> fn) { graft::run_tasks(tasks, fn); }
 
 /// Splits [0, n) into at most num_threads() contiguous chunks of >= `grain` items and runs
 /// fn(begin, end) on each in parallel. Chunk boundaries depend only on n, grain and the thread count.
-inline void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn) {
+inline void parallel_for(std::int64_t n, std::int64_t grain, callable_ref<void(std::int64_t, std::int64_t)> fn) {
     if (n <= 0) return;
     grain = std::max<std::int64_t>(grain, 1);
     const std::int64_t max_tasks = std::max<std::int64_t>(1, n / grain);

@@ -151,7 +151,7 @@ inline std::int64_t dim_product(const std::vector<std::int64_t>& d, std::size_t 
 /// `bytes` and `cycles` are the cost of one unit of work (Eigen's cost model decides how many
 /// threads it is worth; small n runs inline). Shares are contiguous and near-equal.
 inline void parallel_for(std::int64_t n, double bytes, double cycles,
-                         const std::function<void(std::int64_t, std::int64_t)>& f) {
+                         callable_ref<void(std::int64_t, std::int64_t)> f) {
     if (n <= 0) return;
     // Below ~32 KiB of traffic the pool's hand-off costs more than it saves.
     if (static_cast<double>(n) * (bytes + cycles) < 32768.0) {
