@@ -39,11 +39,11 @@ public:
 
     /// A new zero-filled host tensor (empty strings for dtype string). Throws if `s` is not fully
     /// defined or `t` has no fixed element size and is not string.
-    tensor(dtype t, const graft::shape& s) : tensor(t, s, true) {}
+    tensor(dtype t, graft::shape s) : tensor(t, std::move(s), true) {}
 
     /// A new host tensor whose fixed-size contents are left uninitialized (for kernels that overwrite
     /// every element). Strings are still constructed empty.
-    static tensor uninitialized(dtype t, const graft::shape& s) { return tensor(t, s, false); }
+    static tensor uninitialized(dtype t, graft::shape s) { return tensor(t, std::move(s), false); }
 
     /// A zero-copy view of external memory (e.g. an mmap'd shard). `owner` is kept alive as long as
     /// any tensor refers to the memory. `data` must hold num_elements * dtype_size bytes.
@@ -234,13 +234,13 @@ public:
     [[nodiscard]] std::string describe() const { return dtype_name(dtype_) + shape_.str(); }
 
 private:
-    tensor(dtype t, const graft::shape& s, bool zero) : dtype_(base_type(t)), shape_(s) {
+    tensor(dtype t, graft::shape s, bool zero) : dtype_(base_type(t)), shape_(std::move(s)) {
         if (dtype_ == dtype::string) {
-            buf_ = buffer::allocate_strings(static_cast<std::size_t>(s.num_elements()));
+            buf_ = buffer::allocate_strings(static_cast<std::size_t>(shape_.num_elements()));
             return;
         }
         check_pod(dtype_, "tensor");
-        const auto n = static_cast<std::size_t>(s.num_elements());
+        const auto n = static_cast<std::size_t>(shape_.num_elements());
         if (dtype_size(dtype_) != 0 && n > (SIZE_MAX >> 1) / dtype_size(dtype_)) {
             throw shape_error(detail::cat("a ", describe(), " tensor needs more bytes than a size_t holds"));
         }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <forward_list>
 #include <functional>
 #include <map>
 #include <memory>
@@ -110,17 +111,29 @@ public:
     /// handle or an uninitialized variable, naming this node.
     /// On a device, the input is there (copied once per run and kept in the slot for later
     /// readers) unless the kernel reads it on the host.
-    [[nodiscard]] tensor input(int i) const {
+    /// The reference stays valid until the kernel returns (it is the run's slot, or for a variable
+    /// the value read, held by this context): no tensor copy per input, which was a shape
+    /// allocation and two reference-count updates for every input of every node.
+    [[nodiscard]] const tensor& input(int i) const {
         const value& v = raw_input(i);
         if (v.is_resource) fail(detail::cat("input ", i, " is a resource handle, not a tensor"));
-        tensor t = v.is_ref ? v.var->read() : v.t;
-        if (def_ && !def_->reads_input_data) return t;
-        device want = (dev_.is_cpu() || (def_ && def_->reads_on_host(i))) ? device{} : dev_;
-        if (t.dev() == want) return t;
+        const bool host_only = dev_.is_cpu() || (def_ && def_->reads_on_host(i));
+        if (!v.is_ref) {
+            if ((def_ && !def_->reads_input_data) || v.t.dev() == (host_only ? device{} : dev_)) return v.t;
+            tensor moved = host_only && !transfer_ ? to_host(v.t) : transfer_->move(v.t, host_only ? device{} : dev_);
+            // Kept in the slot for later readers, unless another input of this kernel is the same
+            // slot (a reference input() gave out for it must keep its device).
+            if (std::count(inputs_.begin(), inputs_.end(), inputs_[static_cast<std::size_t>(i)]) > 1)
+                return held_.emplace_front(std::move(moved));
+            inputs_[static_cast<std::size_t>(i)]->t = std::move(moved);
+            return inputs_[static_cast<std::size_t>(i)]->t;
+        }
+        tensor t = v.var->read();
+        const device want = host_only ? device{} : dev_;
+        if ((def_ && !def_->reads_input_data) || t.dev() == want) return held_.emplace_front(std::move(t));
         tensor moved = want.is_cpu() && !transfer_ ? to_host(t) : transfer_->move(t, want);
-        if (!v.is_ref) inputs_[static_cast<std::size_t>(i)]->t = moved;
-        else if (!want.is_cpu()) v.var->replace_if(t, moved);  // a variable read on a device moves there
-        return moved;
+        if (!want.is_cpu()) v.var->replace_if(t, moved);  // a variable read on a device moves there
+        return held_.emplace_front(std::move(moved));
     }
     /// True when input i carries a variable (ref or resource edge).
     [[nodiscard]] bool input_is_variable(int i) const { return raw_input(i).var != nullptr; }
@@ -232,6 +245,7 @@ private:
     transfer_fn* transfer_ = nullptr;
     mutable device_context* ctx_ = nullptr;  // transfer_->context(dev_), cached
     step_memo* memo_ = nullptr;
+    mutable std::forward_list<tensor> held_;  // variables' values read by input(), for its references
 };
 
 template <class T>

@@ -27,7 +27,7 @@ inline void register_elementwise(kernel_registry& r) {
         r.add(op, [op](kernel_context& c) {
             // Ask before holding a reference of our own: the slot's buffer is unique only then.
             tensor fwd = c.forwardable_input(0);
-            tensor x = c.input(0);
+            const tensor& x = c.input(0);
             bool same_type = op != "LogicalNot" || x.type() == dtype::bool_;
             const tensor* out = same_type ? impl::reusable(fwd, x.type(), x.shape()) : nullptr;
             c.set_output(0, ops::unary(op, x, out));
@@ -42,7 +42,7 @@ inline void register_elementwise(kernel_registry& r) {
         r.add(op, [op](kernel_context& c) {
             // Ask before holding references of our own: the slots' buffers are unique only then.
             tensor fa = c.forwardable_input(0), fb = c.forwardable_input(1);
-            tensor a = c.input(0), b = c.input(1);
+            const tensor &a = c.input(0), &b = c.input(1);
             const tensor* out = nullptr;
             if (!impl::bool_result(op) && a.type() == b.type()) {
                 if (a.shape() == b.shape() || b.num_elements() == 1) out = impl::reusable(fa, a.type(), a.shape());

@@ -108,7 +108,7 @@ inline fused_epilogue_spec parse_fused_epilogue(const kernel_context& c) {
 /// bias and activation in one pass, bias_activation_inplace).
 inline tensor fused_epilogue(kernel_context& c, const fused_epilogue_spec& spec, tensor y,
                              std::string_view data_format) {
-    const tensor bias = c.input(2);
+    const tensor& bias = c.input(2);
     if (spec.one_pass && data_format == "NHWC" && y.type() == dtype::float32 && bias.type() == dtype::float32 &&
         y.dev().is_cpu() && y.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == y.dim(y.rank() - 1)) {
         ops::bias_activation_inplace(y, bias, *spec.one_pass, spec.alpha);
@@ -162,8 +162,8 @@ inline void register_nn(kernel_registry& r) {
             if (c.attr_or<std::string>("filter_format", "HWIO") != "HWIO") c.fail("only filter_format HWIO is supported");
             return spec{impl::read_conv_params(c), impl::parse_fused_epilogue(c)};
         });
-        const tensor bias = c.input(2);
-        const tensor x = c.input(0), f = c.input(1);
+        const tensor& bias = c.input(2);
+        const tensor &x = c.input(0), &f = c.input(1);
         if (s->epilogue.one_pass && s->conv.data_format == "NHWC" && x.type() == dtype::float32 &&
             bias.type() == dtype::float32 && bias.rank() == 1 && f.rank() == 4 && bias.dim(0) == f.dim(3)) {
             // bias and activation on each stretch of the output as the convolution writes it
@@ -179,7 +179,7 @@ inline void register_nn(kernel_registry& r) {
             impl::fused_epilogue_spec epilogue;
         };
         const auto s = c.memo<spec>([&] { return spec{impl::read_matmul_spec(c), impl::parse_fused_epilogue(c)}; });
-        const tensor a = c.input(0), b = c.input(1), bias = c.input(2);
+        const tensor &a = c.input(0), &b = c.input(1), &bias = c.input(2);
         if (s->epilogue.one_pass && a.type() == dtype::float32 && b.type() == dtype::float32 &&
             bias.type() == dtype::float32 && bias.rank() == 1 && b.rank() == 2 &&
             bias.dim(0) == b.dim(s->mm.transpose_b ? 0 : 1)) {
