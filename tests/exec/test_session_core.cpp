@@ -416,3 +416,50 @@ TEST_CASE("session: a run's working vectors are reused: signatures switch, a fai
     CHECK(wrong[0] == 0);
     CHECK(wrong[1] == 0);
 }
+
+TEST_CASE("session: Consts read only on the CPU are computed with the plan; readers never overwrite them") {
+    graft::graph g;
+    g.add_node(placeholder("x", dtype::float32));
+    g.add_node(constant("c1", tensor::from_vector<float>({1.f, 2.f})));
+    g.add_node(op("n", "Neg", {{"c1", 0}}));  // c1's only reader: an unhoisted slot would be forwardable
+    g.add_node(constant("c2", tensor::from_vector<float>({10.f, 20.f})));
+    g.add_node(op("y", "Add", {{"x", 0}, {"c2", 0}}));
+    g.add_node(constant("c3", tensor::from_vector<float>({5.f, 6.f})));
+    g.at("c3").control_inputs.push_back("y");  // a control input: stays a step (deadness)
+    g.add_node(op("z", "Mul", {{"y", 0}, {"c3", 0}}));
+    g.add_node(constant("c4", tensor::from_vector<float>({7.f, 8.f})));  // fetched: stays a step
+    g.add_node(op("w", "Sub", {{"c4", 0}, {"x", 0}}));
+    node bad("bad", "Const");  // no "value": its kernel throws, so it stays a step and throws when run
+    bad.attrs.set("dtype", dtype::float32);
+    g.add_node(std::move(bad));
+    g.add_node(op("nb", "Neg", {{"bad", 0}}));
+    graft::exec::session s(g);
+    const std::vector<std::string> fetches{"n:0", "y:0", "z:0", "c4:0", "w:0"};
+    const auto& p = s.prepare({"x:0"}, fetches, {});
+    std::vector<std::string> hoisted;
+    for (const auto& st : p.steps)
+        if (st.hoisted) hoisted.push_back(st.n->name);
+    std::sort(hoisted.begin(), hoisted.end());
+    CHECK(hoisted == std::vector<std::string>{"c1", "c2"});
+    REQUIRE(p.constants.size() == 2);
+    for (const auto& st : p.steps) {
+        if (st.n->name == "n") CHECK(st.inputs == std::vector<int>{-1 - (p.constants[0].t.data<float>()[0] == 1.f ? 0 : 1)});
+        if (st.n->name == "z") CHECK(st.inputs[1] >= 0);
+    }
+    const auto x = tensor::from_vector<float>({1.f, 1.f});
+    for (int run = 0; run < 3; ++run) {  // Neg may not negate c1's buffer in place: same values each run
+        const auto r = s.run({{"x:0", x}}, fetches);
+        CHECK(r[0].data<float>()[0] == -1.f);
+        CHECK(r[0].data<float>()[1] == -2.f);
+        CHECK(r[1].data<float>()[1] == 21.f);
+        CHECK(r[2].data<float>()[0] == 55.f);
+        CHECK(r[3].data<float>()[1] == 8.f);
+        CHECK(r[4].data<float>()[0] == 6.f);
+    }
+    CHECK_THROWS_WITH_AS(s.run({}, {"nb:0"}), doctest::Contains("value"), graft::graph_error);
+    try {
+        (void)s.run({}, {"nb:0"});
+    } catch (const graft::error& e) {
+        CHECK(e.where().node == "bad");
+    }
+}

@@ -225,7 +225,7 @@ struct plan {
         const kernel_def* def = nullptr;  ///< what the kernel declared (host inputs, dtypes)
         device dev;                       ///< where it runs
         device_context* ctx = nullptr;    ///< the session's context for dev (null on the CPU)
-        std::vector<int> inputs;          ///< slot per data input
+        std::vector<int> inputs;          ///< slot per data input; -1 - k: the plan's constants[k]
         std::vector<int> control;         ///< step index per control input (for deadness)
         int first_output = 0;             ///< slot of output 0
         int num_outputs = 0;
@@ -233,6 +233,7 @@ struct plan {
         std::vector<char> constant_inputs;  ///< per input: a Const (through Identity nodes), not fed
         std::vector<char> unread_outputs;   ///< per output: no step, fetch or loop reads it (empty: none such)
         bool is_merge = false;
+        bool hoisted = false;             ///< a Const computed when the plan was built: never runs
         std::shared_ptr<step_memo> memo = std::make_shared<step_memo>();  ///< the kernel's (kernel_context::memo)
     };
     /// A while loop (one TF frame): steps [begin, end) run once per iteration until the LoopCond
@@ -256,6 +257,11 @@ struct plan {
     std::vector<int> fetches;                 ///< slot per fetch
     std::vector<std::string> fetch_names;
     std::vector<char> pinned;                 ///< slots never released (fed or fetched)
+    /// The values of hoisted steps (Consts every reader of which runs on the CPU), made once when
+    /// the plan is built; readers' inputs point at them instead of a slot, so a run neither runs
+    /// those kernels nor copies their tensors. Kernels only read them (input() moves nothing on the
+    /// CPU, and they are never forwardable).
+    mutable std::vector<value> constants;
 
     /// What one run of the plan works in (the slots, deadness, a step's inputs and outputs), kept
     /// between runs so a run allocates none of it: session::run takes one from the free list (or

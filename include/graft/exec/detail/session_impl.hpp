@@ -338,6 +338,7 @@ public:
         place();
         order();
         assign_slots();
+        hoist_constants();
         return std::move(p_);
     }
 
@@ -631,6 +632,52 @@ private:
         }
     }
 
+    /// Consts outside loops, with no control inputs, not fetched, on the CPU and read only by CPU
+    /// steps: computed now, their readers' inputs moved to plan::constants. On the MLP forward at
+    /// batch 1 the six weight and bias Consts cost a kernel call, a tensor copy and a slot release
+    /// each per run. A Const whose kernel throws here stays a step (and throws when it runs).
+    void hoist_constants() {
+        std::vector<char> in_loop(p_->steps.size(), 0);
+        for (auto& lp : p_->loops) for (int i = lp.begin; i < lp.end; ++i) in_loop[static_cast<std::size_t>(i)] = 1;
+        std::vector<int> step_at_slot(static_cast<std::size_t>(p_->num_slots), -1);
+        for (std::size_t i = 0; i < p_->steps.size(); ++i) {
+            const auto& s = p_->steps[i];
+            if (s.n->op == "Const" && s.num_outputs == 1 && s.dev.is_cpu() && s.n->control_inputs.empty() &&
+                !in_loop[i] && !p_->pinned[static_cast<std::size_t>(s.first_output)])
+                step_at_slot[static_cast<std::size_t>(s.first_output)] = static_cast<int>(i);
+        }
+        for (const auto& s : p_->steps) {  // every reader on the CPU
+            for (int sl : s.inputs)
+                if (!s.dev.is_cpu()) step_at_slot[static_cast<std::size_t>(sl)] = -1;
+        }
+        std::vector<int> constant_of(static_cast<std::size_t>(p_->num_slots), -1);
+        for (std::size_t sl = 0; sl < step_at_slot.size(); ++sl) {
+            if (step_at_slot[sl] < 0) continue;
+            auto& s = p_->steps[static_cast<std::size_t>(step_at_slot[sl])];
+            std::vector<value> outs(1);
+            std::vector<value*> none;
+            kernel_context ctx(*s.n, g_.registry(), none, outs, state_);
+            try {
+                (*s.kernel)(ctx);
+            } catch (const std::exception&) {
+                continue;
+            }
+            if (outs[0].dead || outs[0].var || !outs[0].t.valid() || !outs[0].t.dev().is_cpu()) continue;
+            constant_of[sl] = static_cast<int>(p_->constants.size());
+            p_->constants.push_back(std::move(outs[0]));
+            s.hoisted = true;
+        }
+        if (p_->constants.empty()) return;
+        for (auto& s : p_->steps) {
+            for (std::size_t k = 0; k < s.inputs.size(); ++k) {
+                const int c = constant_of[static_cast<std::size_t>(s.inputs[k])];
+                if (c < 0) continue;
+                s.inputs[k] = -1 - c;
+                s.last_use[k] = 0;
+            }
+        }
+    }
+
     const graph& g_;
     session_state& state_;
     kernel_registry& kernels_;
@@ -750,10 +797,11 @@ GRAFT_INLINE std::vector<tensor> session::run(const feed_list& feeds, const std:
     std::vector<value>& outs = scratch->outs;
     auto exec_step = [&](std::size_t i) {
         const auto& s = p.steps[i];
+        if (s.hoisted) return;  // its readers read plan::constants
         in_ptrs.clear();
         bool any_dead = false, all_dead = !s.inputs.empty();
         for (int sl : s.inputs) {
-            value* v = &slots[static_cast<std::size_t>(sl)];
+            value* v = sl >= 0 ? &slots[static_cast<std::size_t>(sl)] : &p.constants[static_cast<std::size_t>(-1 - sl)];
             in_ptrs.push_back(v);
             any_dead |= v->dead;
             all_dead &= v->dead;
