@@ -6,6 +6,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,12 @@ TEST_CASE("callable_ref: calls the callable it was bound to, never a copy; lambd
     const auto next = [](int x) { return static_cast<short>(x + 1); };
     graft::callable_ref<long(int)> widened = next;
     CHECK(widened(41) == 42L);
+    // a function through a pointer to it (a function name itself does not bind)
+    int (*const negate)(int) = [](int x) { return -x; };
+    graft::callable_ref<int(int)> neg = negate;
+    CHECK(neg(7) == -7);
+    static_assert(!std::is_constructible_v<graft::callable_ref<int(int)>, int(int)>);
+    static_assert(!std::is_constructible_v<graft::callable_ref<int(int)>, std::string>);
 }
 
 TEST_CASE("run_tasks: a worker waiting from the last call takes the next one's share; Eigen work and a resize in between") {

@@ -10,6 +10,7 @@
 // temporary lambda argument does.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -22,9 +23,11 @@ class callable_ref;
 template <class R, class... Args>
 class callable_ref<R(Args...)> {
 public:
-    /// Refers to `f` (not copied: it must outlive every call through this reference).
+    /// Refers to `f` (not copied: it must outlive every call through this reference). A function
+    /// binds through a pointer to it that outlives the calls, not by its name.
     template <class F>
-        requires(!std::is_same_v<std::remove_cvref_t<F>, callable_ref> && std::is_invocable_r_v<R, F&, Args...>)
+        requires(!std::is_same_v<std::remove_cvref_t<F>, callable_ref> && !std::is_function_v<std::remove_reference_t<F>> &&
+                 std::is_invocable_r_v<R, F&, Args...>)
     callable_ref(F&& f) noexcept  // NOLINT(google-explicit-constructor): binds lambdas at call sites
         : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
           call_([](void* o, Args... a) -> R {
