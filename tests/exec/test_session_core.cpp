@@ -463,3 +463,71 @@ TEST_CASE("session: Consts read only on the CPU are computed with the plan; read
         CHECK(e.where().node == "bad");
     }
 }
+
+TEST_CASE("kernel_context::input: the slot itself; a device copy kept in it unless the slot is another input too; a variable's value held") {
+    // moves a tensor to a device by relabelling its host memory (enough to see where input() puts it)
+    struct relabel : graft::exec::transfer_fn {
+        int moves = 0;
+        tensor move(const tensor& t, const graft::device& to) override {
+            ++moves;
+            if (to.is_cpu()) return t.clone();
+            return tensor::view(t.type(), t.shape(), t.raw_data(), std::make_shared<tensor>(t), to);
+        }
+        graft::exec::device_context& context(const graft::device&) override { throw graft::error("no device context here"); }
+    };
+    const graft::device gpu{graft::device_kind::cuda, 0};
+    graft::exec::session_state state;
+    const node n("k", "Identity");
+    std::vector<graft::exec::value> outs(1);
+    {  // on the CPU: the slot's own tensor, no copy
+        auto slot = graft::exec::value::of(tensor::from_vector<float>({1.f, 2.f}));
+        std::vector<graft::exec::value*> in{&slot};
+        graft::exec::kernel_context c(n, graft::op_registry::global(), in, outs, state);
+        CHECK(&c.input(0) == &slot.t);
+        CHECK(slot.t.buffer_unique());
+    }
+    {  // on a device: moved once, the copy kept in the slot for later readers
+        auto slot = graft::exec::value::of(tensor::from_vector<float>({1.f, 2.f}));
+        std::vector<graft::exec::value*> in{&slot};
+        relabel tr;
+        const graft::exec::kernel_def def;
+        graft::exec::kernel_context c(n, graft::op_registry::global(), in, outs, state);
+        c.set_placement(gpu, &def, &tr);
+        const tensor& d = c.input(0);
+        CHECK(d.dev() == gpu);
+        CHECK(&d == &slot.t);
+        CHECK(&c.input(0) == &d);
+        CHECK(tr.moves == 1);
+    }
+    {  // one slot as input 0 (on the device) and input 1 (read on the host): input 1's reference keeps the host tensor
+        auto slot = graft::exec::value::of(tensor::from_vector<float>({1.f, 2.f}));
+        std::vector<graft::exec::value*> in{&slot, &slot};
+        relabel tr;
+        graft::exec::kernel_def def;
+        def.host_inputs = {1};
+        graft::exec::kernel_context c(n, graft::op_registry::global(), in, outs, state);
+        c.set_placement(gpu, &def, &tr);
+        const tensor& h = c.input(1);
+        const tensor& d = c.input(0);
+        CHECK(h.dev().is_cpu());
+        CHECK(&h == &slot.t);
+        CHECK(d.dev() == gpu);
+        CHECK(&d != &slot.t);
+        CHECK(slot.t.dev().is_cpu());
+        CHECK(tr.moves == 1);
+    }
+    {  // a ref edge: the value read, held by the context while the variable changes
+        auto var = std::make_shared<graft::exec::variable>();
+        var->name = "v";
+        var->type = dtype::float32;
+        var->assign(tensor::from_vector<float>({3.f, 4.f}));
+        auto slot = graft::exec::value::ref(var);
+        std::vector<graft::exec::value*> in{&slot};
+        graft::exec::kernel_context c(n, graft::op_registry::global(), in, outs, state);
+        const tensor& r = c.input(0);
+        var->assign(tensor::from_vector<float>({5.f, 6.f}));
+        CHECK(r.data<float>()[0] == 3.f);
+        CHECK(c.input(0).data<float>()[0] == 5.f);
+        CHECK(r.data<float>()[1] == 4.f);
+    }
+}
