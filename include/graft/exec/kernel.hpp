@@ -245,7 +245,7 @@ private:
     transfer_fn* transfer_ = nullptr;
     mutable device_context* ctx_ = nullptr;  // transfer_->context(dev_), cached
     step_memo* memo_ = nullptr;
-    mutable std::forward_list<tensor> held_;  // variables' values read by input(), for its references
+    mutable std::forward_list<tensor> held_;  // what input() read (variables) or moved and kept out of a slot
 };
 
 template <class T>
