@@ -598,8 +598,7 @@ private:
             for (auto& c : s.n->control_inputs) s.control.push_back(step_of.at(g_.find(c)));
         }
         // Steps inside a loop run many times: they never release what they read.
-        std::vector<char> in_loop(p_->steps.size(), 0);
-        for (auto& lp : p_->loops) for (int i = lp.begin; i < lp.end; ++i) in_loop[static_cast<std::size_t>(i)] = 1;
+        const std::vector<char> in_loop = steps_in_loops();
         p_->pinned.assign(static_cast<std::size_t>(slots), 0);
         for (std::size_t i = 0; i < feed_names_.size(); ++i) p_->pinned[i] = 1;
         for (auto& e : fetch_eps_) {
@@ -632,13 +631,19 @@ private:
         }
     }
 
+    /// Per step: 1 inside a while loop's range (its steps run once per iteration).
+    [[nodiscard]] std::vector<char> steps_in_loops() const {
+        std::vector<char> in_loop(p_->steps.size(), 0);
+        for (auto& lp : p_->loops) for (int i = lp.begin; i < lp.end; ++i) in_loop[static_cast<std::size_t>(i)] = 1;
+        return in_loop;
+    }
+
     /// Consts outside loops, with no control inputs, not fetched, on the CPU and read only by CPU
     /// steps: computed now, their readers' inputs moved to plan::constants. On the MLP forward at
     /// batch 1 the six weight and bias Consts cost a kernel call, a tensor copy and a slot release
     /// each per run. A Const whose kernel throws here stays a step (and throws when it runs).
     void hoist_constants() {
-        std::vector<char> in_loop(p_->steps.size(), 0);
-        for (auto& lp : p_->loops) for (int i = lp.begin; i < lp.end; ++i) in_loop[static_cast<std::size_t>(i)] = 1;
+        const std::vector<char> in_loop = steps_in_loops();
         std::vector<int> step_at_slot(static_cast<std::size_t>(p_->num_slots), -1);
         for (std::size_t i = 0; i < p_->steps.size(); ++i) {
             const auto& s = p_->steps[i];
@@ -647,8 +652,8 @@ private:
                 step_at_slot[static_cast<std::size_t>(s.first_output)] = static_cast<int>(i);
         }
         for (const auto& s : p_->steps) {  // every reader on the CPU
-            for (int sl : s.inputs)
-                if (!s.dev.is_cpu()) step_at_slot[static_cast<std::size_t>(sl)] = -1;
+            if (s.dev.is_cpu()) continue;
+            for (int sl : s.inputs) step_at_slot[static_cast<std::size_t>(sl)] = -1;
         }
         std::vector<int> constant_of(static_cast<std::size_t>(p_->num_slots), -1);
         for (std::size_t sl = 0; sl < step_at_slot.size(); ++sl) {
