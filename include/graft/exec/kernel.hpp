@@ -117,10 +117,14 @@ public:
     [[nodiscard]] const tensor& input(int i) const {
         const value& v = raw_input(i);
         if (v.is_resource) fail(detail::cat("input ", i, " is a resource handle, not a tensor"));
-        const bool host_only = dev_.is_cpu() || (def_ && def_->reads_on_host(i));
+        const device want = (dev_.is_cpu() || (def_ && def_->reads_on_host(i))) ? device{} : dev_;
+        const bool as_is = def_ && !def_->reads_input_data;  // shape-only kernels: wherever it is
+        const auto moved_to_want = [&](const tensor& t) {
+            return want.is_cpu() && !transfer_ ? to_host(t) : transfer_->move(t, want);
+        };
         if (!v.is_ref) {
-            if ((def_ && !def_->reads_input_data) || v.t.dev() == (host_only ? device{} : dev_)) return v.t;
-            tensor moved = host_only && !transfer_ ? to_host(v.t) : transfer_->move(v.t, host_only ? device{} : dev_);
+            if (as_is || v.t.dev() == want) return v.t;
+            tensor moved = moved_to_want(v.t);
             // Kept in the slot for later readers, unless another input of this kernel is the same
             // slot (a reference input() gave out for it must keep its device).
             if (std::count(inputs_.begin(), inputs_.end(), inputs_[static_cast<std::size_t>(i)]) > 1)
@@ -129,9 +133,8 @@ public:
             return inputs_[static_cast<std::size_t>(i)]->t;
         }
         tensor t = v.var->read();
-        const device want = host_only ? device{} : dev_;
-        if ((def_ && !def_->reads_input_data) || t.dev() == want) return held_.emplace_front(std::move(t));
-        tensor moved = want.is_cpu() && !transfer_ ? to_host(t) : transfer_->move(t, want);
+        if (as_is || t.dev() == want) return held_.emplace_front(std::move(t));
+        tensor moved = moved_to_want(t);
         if (!want.is_cpu()) v.var->replace_if(t, moved);  // a variable read on a device moves there
         return held_.emplace_front(std::move(moved));
     }
