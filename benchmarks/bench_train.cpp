@@ -5,7 +5,10 @@
 // pooling/ReLU backward primitives, the loss gradient and SGD as TF computes them around oneDNN; its
 // cases run apart: --benchmark_filter=onednn) with the same thread count, same initial weights and
 // the same data. The first step's loss of each peer is checked against graft's (1e-4). Eigen's own
-// GEMM on the MLP's first-layer product gives the machine's matrix-product rate for reference.
+// GEMM on the MLP's first-layer product gives the machine's matrix-product rate for reference, and
+// the MLP step's eight matrix products alone (BM_mlp_train_products, graft's ops::matmul, and
+// BM_mlp_train_products_torch, libtorch's torch::mm on OpenBLAS) the time a step stands on: what it
+// would take if the bias, ReLU, loss, the updates and the executor were free.
 //
 //   bench_train --benchmark_filter='mlp_train|lenet_train'      # BM_mlp_train/128, BM_mlp_train_torch/128, ...
 //   GRAFT_BENCH_STEP_STATS=1 bench_train --benchmark_filter='BM_mlp_train/'   # + each node's time per step
@@ -26,6 +29,7 @@
 #include "graft/core/threads.hpp"
 #include "graft/exec/session.hpp"
 #include "graft/graph/build.hpp"
+#include "graft/ops/matmul.hpp"
 #include "graft/ops/random.hpp"
 #include "graft/train/optimizer.hpp"
 
@@ -278,6 +282,64 @@ void BM_eigen_gemm(benchmark::State& st) {
                                                benchmark::Counter::kIsRate);
 }
 
+/// The MLP training step's matrix products, in the step's order and with its transposes: the three
+/// forward layers, the two input gradients the step needs (dH2 = dZ3 W3^T, dH1 = dZ2 W2^T; none for
+/// the input x) and the three weight gradients (dW = H^T dZ). Operands of the step's shapes, the same
+/// each iteration (so warmer in cache than a step's, whose weights change every step): a floor under
+/// the step of each library. Counter GFLOPs: the eight products' FLOPs over the time.
+struct mlp_products {
+    struct product {
+        int a, b;  // operand indices below
+        bool ta, tb;
+    };
+    // x, W1, H1, W2, H2, W3, dZ3, dZ2, dZ1 as [rows, cols]
+    static std::vector<std::pair<std::int64_t, std::int64_t>> shapes(std::int64_t batch) {
+        return {{batch, 784}, {784, 512}, {batch, 512}, {512, 512}, {batch, 512}, {512, 10}, {batch, 10}, {batch, 512}, {batch, 512}};
+    }
+    static constexpr product order[8] = {{0, 1, false, false}, {2, 3, false, false}, {4, 5, false, false},  // forward
+                                         {6, 5, false, true},  {7, 3, false, true},                        // dH2, dH1
+                                         {4, 6, true, false},  {2, 7, true, false},  {0, 8, true, false}}; // dW3, dW2, dW1
+    static double flops(std::int64_t batch) {
+        return 2.0 * static_cast<double>(batch) * (2 * 784.0 * 512 + 3 * 512.0 * 512 + 3 * 512.0 * 10);
+    }
+};
+
+void BM_mlp_train_products(benchmark::State& st) {
+    const auto batch = st.range(0);
+    set_threads(static_cast<int>(st.range(1)));
+    std::vector<tensor> t;
+    std::uint32_t seed = 31;
+    for (auto [r, c] : mlp_products::shapes(batch)) t.push_back(random_f32({r, c}, seed++, 0.1f));
+    std::vector<tensor> out(8);
+    for (auto _ : st)
+        for (int i = 0; i < 8; ++i) {
+            const auto& p = mlp_products::order[i];
+            out[static_cast<std::size_t>(i)] = graft::ops::matmul(t[static_cast<std::size_t>(p.a)], t[static_cast<std::size_t>(p.b)],
+                                                                  {p.ta, p.tb});
+        }
+    st.counters["GFLOPs"] = benchmark::Counter(mlp_products::flops(batch) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+#ifdef GRAFT_HAVE_TORCH
+void BM_mlp_train_products_torch(benchmark::State& st) {
+    const auto batch = st.range(0);
+    set_threads(static_cast<int>(st.range(1)));
+    std::vector<torch::Tensor> t;
+    std::uint32_t seed = 31;
+    for (auto [r, c] : mlp_products::shapes(batch)) t.push_back(to_torch(random_f32({r, c}, seed++, 0.1f)));
+    std::vector<torch::Tensor> out(8);
+    torch::NoGradGuard no_grad;
+    for (auto _ : st)
+        for (int i = 0; i < 8; ++i) {
+            const auto& p = mlp_products::order[i];
+            const auto& a = t[static_cast<std::size_t>(p.a)];
+            const auto& b = t[static_cast<std::size_t>(p.b)];
+            out[static_cast<std::size_t>(i)] = torch::mm(p.ta ? a.t() : a, p.tb ? b.t() : b);  // as autograd's addmm backward
+        }
+    st.counters["GFLOPs"] = benchmark::Counter(mlp_products::flops(batch) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+#endif
+
 void args(benchmark::internal::Benchmark* b) {
     b->ArgNames({"batch", "threads"});
     for (int threads : {1, 2}) b->Args({128, threads});
@@ -295,6 +357,10 @@ BENCHMARK(BM_mlp_train_onednn)->Apply(args);
 BENCHMARK(BM_lenet_train_onednn)->Apply(args);
 #endif
 BENCHMARK(BM_eigen_gemm)->Apply(args);
+BENCHMARK(BM_mlp_train_products)->Apply(args);
+#ifdef GRAFT_HAVE_TORCH
+BENCHMARK(BM_mlp_train_products_torch)->Apply(args);
+#endif
 
 }  // namespace
 

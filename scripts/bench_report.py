@@ -148,8 +148,8 @@ def main():
         "models_torch": (models, "(mlp|lenet)_torch/"),
         "models_cv": (models, "(mlp|lenet)_opencv/"),
         "models_dnn": (models, "(mlp|lenet)_onednn/"),
-        "train": (train, "(mlp|lenet)_train/"),
-        "train_torch": (train, "(mlp|lenet)_train_torch/"),
+        "train": (train, "(mlp|lenet)_train(_products)?/"),
+        "train_torch": (train, "(mlp|lenet)_train(_products)?_torch/"),
         "train_dnn": (train, "(mlp|lenet)_train_onednn/"),
         "rnn": (rnn, "lstm_(forward|train)/"),
         "rnn_torch": (rnn, "lstm_(forward|train)_torch/"),
@@ -226,6 +226,23 @@ def main():
             r1 = f"{g / to:.2f}" if g and to else "-"
             r2 = f"{g / dn:.2f}" if g and dn else "-"
             print(f"| {model} | {batch} | {th} | {fmt_ms(g)} | {fmt_ms(to)} | {fmt_ms(dn)} | {r1} | {r2} |")
+
+    # the MLP step's eight matrix products alone (bench_train's BM_mlp_train_products): the floor
+    # under each library's step, and what is left of it for everything else
+    print("\n| MLP step's 8 products alone | batch | threads | graft ms | libtorch ms | graft / libtorch "
+          "| graft step - its products | libtorch step - its products | graft's products: FMA peak |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for batch, th in ((128, 1), (128, 2), (32, 1)):
+        key = f"batch:{batch}/threads:{th}"
+        pg = seconds(find(t, f"BM_mlp_train_products/{key}"))
+        pt = seconds(find(t, f"BM_mlp_train_products_torch/{key}"))
+        g = seconds(find(t, f"BM_mlp_train/{key}"))
+        to = seconds(find(t, f"BM_mlp_train_torch/{key}"))
+        rows.append({"model": "mlp_train_products", "batch": batch, "threads": th, "graft_s": pg, "torch_s": pt})
+        fl = (find(t, f"BM_mlp_train_products/{key}") or {}).get("GFLOPs")
+        frac = f"{fl:.0f} GFLOP/s = {fl / peak[th]:.2f}" if fl and peak.get(th) else "-"
+        print(f"| mlp | {batch} | {th} | {fmt_ms(pg)} | {fmt_ms(pt)} | {f'{pg / pt:.2f}' if pg and pt else '-'} "
+              f"| {fmt_ms(g - pg) if g and pg else '-'} | {fmt_ms(to - pt) if to and pt else '-'} | {frac} |")
 
     print("\n| LSTM (T 100, batch 32, 128 units) | threads | graft ms | libtorch ms | OpenCV ms | oneDNN ms | graft / fastest peer |")
     print("|---|---|---|---|---|---|---|")
