@@ -153,17 +153,25 @@ public:
         if (i < 0 || i >= num_inputs()) fail(detail::cat("input ", i, " out of range (", num_inputs(), " inputs)"));
         return *inputs_[static_cast<std::size_t>(i)];
     }
-    /// Input i if the kernel may overwrite its buffer (nobody else holds it, and it lives on this
-    /// kernel's device), else an invalid tensor. Call it before input(i): a tensor the kernel holds
-    /// itself makes the buffer shared.
-    [[nodiscard]] tensor forwardable_input(int i) const {
+    /// Input i's slot if the kernel may overwrite its buffer (no later step reads it, nobody else
+    /// holds it, and it lives on this kernel's device), else null. The slot itself, as input(i)
+    /// returns it for a tensor already on this device: a kernel passes it as the `out` of an op that
+    /// may run in place, without a tensor copy (a shape's heap block per elementwise node and run).
+    /// Ask before holding a tensor copy of the input: the buffer is unique only then.
+    [[nodiscard]] const tensor* forwardable_slot(int i) const {
         const value& v = raw_input(i);
         if (v.var || !v.t.valid() || v.t.dev() != dev_ || static_cast<std::size_t>(i) >= forwardable_.size() ||
             !forwardable_[static_cast<std::size_t>(i)]) {
-            return {};
+            return nullptr;
         }
         // Wrapped memory (an mmap'd checkpoint shard, a user's array) is never written.
-        return v.t.buffer_unique() && v.t.buf()->owns_memory() ? v.t : tensor{};
+        return v.t.buffer_unique() && v.t.buf()->owns_memory() ? &v.t : nullptr;
+    }
+    /// forwardable_slot(i) as a tensor copy (invalid where it is null). Call it before input(i) is
+    /// held in a tensor of the kernel's own: that copy makes the buffer shared.
+    [[nodiscard]] tensor forwardable_input(int i) const {
+        const tensor* t = forwardable_slot(i);
+        return t ? *t : tensor{};
     }
 
     void set_output(int i, tensor t) { out(i) = value::of(std::move(t)); }

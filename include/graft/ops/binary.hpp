@@ -127,7 +127,7 @@ tensor binary_op(types<Ts...>, std::string_view op, const tensor& a, const tenso
             check(a, b, tag);
             check_alias(op, out, a, "x", plan.out_shape);
             check_alias(op, out, b, "y", plan.out_shape);
-            tensor r = prepare_out(op, dtype_of<R>, plan.out_shape, out);
+            tensor r = prepare_out(op, dtype_of<R>, std::move(plan.out_shape), out);  // (runs read dims, strides)
             if constexpr (is_widened<T>)
                 binary_runs_widened<T, R>(plan, a, b, r, cycles, build);
             else

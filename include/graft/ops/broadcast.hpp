@@ -17,17 +17,21 @@
 #include <utility>
 #include <vector>
 
+#include "graft/core/small_vector.hpp"
 #include "graft/ops/detail/op_support.hpp"
 
 namespace graft::ops {
 
 /// How k input shapes broadcast to one output shape.
 struct broadcast_plan {
-    shape out_shape;                 ///< the full broadcast shape
-    std::int64_t num_elements = 0;   ///< elements of out_shape
-    std::vector<std::int64_t> dims;  ///< out_shape with size-1 dims dropped and runs merged
-    std::vector<std::vector<std::int64_t>> strides;  ///< per input, per merged dim; 0 = repeated
-    bool same_shapes = false;                        ///< every input already has out_shape
+    /// Merged dims (or one input's strides over them): held in place up to 8, as an elementwise op
+    /// plans its broadcast on every run (std::vectors here were 6 of a [1] + [1] Add's 7 heap blocks).
+    using dim_list = small_vector<std::int64_t, 8>;
+    shape out_shape;                ///< the full broadcast shape
+    std::int64_t num_elements = 0;  ///< elements of out_shape
+    dim_list dims;                  ///< out_shape with size-1 dims dropped and runs merged
+    small_vector<dim_list, 3> strides;  ///< per input, per merged dim; 0 = repeated
+    bool same_shapes = false;           ///< every input already has out_shape
 };
 
 namespace op_detail {
@@ -76,7 +80,7 @@ inline broadcast_plan plan_broadcast(std::string_view op, std::span<const shape*
     p.strides.assign(k, {});
     if (p.num_elements == 0) return p;
     // Merge runs of dims with the same pattern of repeated inputs; drop output dims of size 1.
-    std::vector<std::uint64_t> patterns;
+    small_vector<std::uint64_t, 8> patterns;
     patterns.reserve(rank);
     p.dims.reserve(rank);
     for (std::size_t j = 0; j < rank; ++j) {

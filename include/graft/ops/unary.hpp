@@ -51,6 +51,11 @@ inline tensor prepare_out(std::string_view op, dtype t, const shape& s, const te
     }
     return *out;
 }
+/// The same, moving `s` into the new tensor (a broadcast plan's output shape, not needed after).
+inline tensor prepare_out(std::string_view op, dtype t, shape&& s, const tensor* out) {
+    if (!out) return tensor::uninitialized(t, std::move(s));
+    return prepare_out(op, t, static_cast<const shape&>(s), out);
+}
 
 /// out[i] = build(x)[i] where build maps an Eigen view of a run of x to an expression of the same
 /// length; `cycles` is the cost of one element.

@@ -10,9 +10,9 @@
 namespace graft::exec::kernels {
 
 namespace impl {
-inline const tensor* reusable(const tensor& candidate, dtype t, const graft::shape& s) {
-    if (!candidate.valid() || candidate.type() != t || !(candidate.shape() == s)) return nullptr;
-    return &candidate;
+inline const tensor* reusable(const tensor* candidate, dtype t, const graft::shape& s) {
+    if (!candidate || candidate->type() != t || !(candidate->shape() == s)) return nullptr;
+    return candidate;
 }
 inline bool bool_result(std::string_view op) {
     return op == "Equal" || op == "NotEqual" || op == "Less" || op == "LessEqual" || op == "Greater" ||
@@ -25,8 +25,7 @@ inline void register_elementwise(kernel_registry& r) {
         std::string op(name);
         if (op == "LeakyRelu") continue;
         r.add(op, [op](kernel_context& c) {
-            // Ask before holding a reference of our own: the slot's buffer is unique only then.
-            tensor fwd = c.forwardable_input(0);
+            const tensor* fwd = c.forwardable_slot(0);  // (input(0) is then this slot itself)
             const tensor& x = c.input(0);
             bool same_type = op != "LogicalNot" || x.type() == dtype::bool_;
             const tensor* out = same_type ? impl::reusable(fwd, x.type(), x.shape()) : nullptr;
@@ -40,8 +39,7 @@ inline void register_elementwise(kernel_registry& r) {
         std::string op(name);
         if (op == "LeakyReluGrad") continue;
         r.add(op, [op](kernel_context& c) {
-            // Ask before holding references of our own: the slots' buffers are unique only then.
-            tensor fa = c.forwardable_input(0), fb = c.forwardable_input(1);
+            const tensor *fa = c.forwardable_slot(0), *fb = c.forwardable_slot(1);  // (the slots a and b are)
             const tensor &a = c.input(0), &b = c.input(1);
             const tensor* out = nullptr;
             if (!impl::bool_result(op) && a.type() == b.type()) {
