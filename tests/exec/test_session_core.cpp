@@ -464,6 +464,56 @@ TEST_CASE("session: Consts read only on the CPU are computed with the plan; read
     }
 }
 
+TEST_CASE("kernel_context::forwardable_slot: the slot itself when the kernel may overwrite it; Add writes there") {
+    graft::exec::session_state state;
+    const node n("k", "Add");
+    const auto* kernel = graft::exec::kernel_registry::global().find("Add");
+    REQUIRE(kernel);
+    const char last[] = {1, 1}, kept[] = {0, 1};
+    {  // a last use of an unshared buffer: the slot; Add's result lands in that buffer
+        auto a = graft::exec::value::of(tensor::from_vector<float>({1.f, 2.f}));
+        auto b = graft::exec::value::of(tensor::from_vector<float>({10.f, 20.f}));
+        const void* buf = a.t.raw_data();
+        std::vector<graft::exec::value*> in{&a, &b};
+        std::vector<graft::exec::value> outs(1);
+        graft::exec::kernel_context c(n, graft::op_registry::global(), in, outs, state);
+        c.set_forwardable(last);
+        CHECK(c.forwardable_slot(0) == &a.t);
+        CHECK(c.forwardable_input(0).raw_data() == buf);  // the copying form: the same tensor
+        (*kernel)(c);
+        CHECK(outs[0].t.raw_data() == buf);
+        CHECK(outs[0].t.data<float>()[0] == 11.f);
+        CHECK(outs[0].t.data<float>()[1] == 22.f);
+    }
+    {  // read again later (not a last use), or held elsewhere too: null, and Add writes a new buffer
+        auto a = graft::exec::value::of(tensor::from_vector<float>({1.f, 2.f}));
+        auto b = graft::exec::value::of(tensor::from_vector<float>({10.f, 20.f}));
+        const tensor held = b.t;  // a second owner of b's buffer
+        std::vector<graft::exec::value*> in{&a, &b};
+        std::vector<graft::exec::value> outs(1);
+        graft::exec::kernel_context c(n, graft::op_registry::global(), in, outs, state);
+        c.set_forwardable(kept);
+        CHECK(c.forwardable_slot(0) == nullptr);
+        CHECK(c.forwardable_slot(1) == nullptr);
+        CHECK_FALSE(c.forwardable_input(1).valid());
+        (*kernel)(c);
+        CHECK(outs[0].t.raw_data() != a.t.raw_data());
+        CHECK(outs[0].t.raw_data() != b.t.raw_data());
+        CHECK(outs[0].t.data<float>()[1] == 22.f);
+        CHECK(a.t.data<float>()[1] == 2.f);
+        CHECK(held.data<float>()[1] == 20.f);
+    }
+    {  // wrapped memory (a user's array) is never written
+        float user[2] = {1.f, 2.f};
+        auto a = graft::exec::value::of(tensor::view(dtype::float32, graft::shape{2}, user, nullptr));
+        std::vector<graft::exec::value*> in{&a, &a};
+        std::vector<graft::exec::value> outs(1);
+        graft::exec::kernel_context c(n, graft::op_registry::global(), in, outs, state);
+        c.set_forwardable(last);
+        CHECK(c.forwardable_slot(0) == nullptr);
+    }
+}
+
 TEST_CASE("kernel_context::input: the slot itself; a device copy kept in it unless the slot is another input too; a variable's value held") {
     // moves a tensor to a device by relabelling its host memory (enough to see where input() puts it)
     struct relabel : graft::exec::transfer_fn {
