@@ -86,7 +86,7 @@ tensor map_binary(types<Ts...>, std::string_view op, const tensor& a, const tens
             using O = std::conditional_t<std::is_void_v<R>, T, R>;
             auto plan = make_broadcast(op, a.shape(), b.shape());
             check(a, b, tag);
-            tensor out = tensor::uninitialized(dtype_of<O>, plan.out_shape);
+            tensor out = tensor::uninitialized(dtype_of<O>, std::move(plan.out_shape));  // (the runs read dims, strides)
             const T* pa = a.data<T>();
             const T* pb = b.data<T>();
             O* po = out.data<O>();

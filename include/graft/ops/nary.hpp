@@ -109,7 +109,7 @@ inline tensor select_broadcast(std::string_view op, const tensor& cond, const te
     require_dtype(op, cond, "condition", dtype::bool_);
     require_same_dtype(op, t, "t", e, "e");
     auto plan = make_broadcast(op, {cond_shape, t.shape(), e.shape()});
-    tensor out = tensor::uninitialized(t.type(), plan.out_shape);
+    tensor out = tensor::uninitialized(t.type(), std::move(plan.out_shape));  // (the runs read dims, strides)
     visit_element_bytes(t.type(), op, [&](auto tag) {
         using U = decltype(tag);
         const bool* pc = cond.data<bool>();

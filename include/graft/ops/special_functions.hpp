@@ -73,7 +73,7 @@ inline tensor betainc(const tensor& a, const tensor& b, const tensor& x) {
             using T = decltype(tag);
             const shape* shapes[] = {&a.shape(), &b.shape(), &x.shape()};
             auto plan = op_detail::plan_broadcast(op, std::span<const shape* const>(shapes, 3));
-            tensor out = tensor::uninitialized(dtype_of<T>, plan.out_shape);
+            tensor out = tensor::uninitialized(dtype_of<T>, std::move(plan.out_shape));  // (the runs read dims, strides)
             const T* pa = a.data<T>();
             const T* pb = b.data<T>();
             const T* px = x.data<T>();
