@@ -77,10 +77,12 @@ TEST_CASE("nn ApplyGradientDescent float32: every vector ISA gives the portable 
 }
 
 TEST_CASE("nn apply_gradient_descent_of_product: MatMul then ApplyGradientDescent's bits, every ISA, 1-3 threads") {
-    // var -= alpha * op(a) op(b) in row blocks of a per-thread scratch against the two ops: shapes
-    // around the 96-row block and the 12-row thread unit, both transposes (a weight gradient is
-    // x^T dz), K past one 320-deep panel, N of 1 and M of 1 (MatMul's matrix-vector product: the
-    // fallback), an op(b) too large to keep packed per thread, and a float64 var (the two ops)
+    // var -= alpha * op(a) op(b) against the two ops, stepped in the micro-kernels' stores (one
+    // depth block; AVX2: whole 16-column tiles past 256 columns) or in row blocks of a per-thread
+    // scratch: shapes around the 96-row block and the 12-row thread unit, both transposes (a weight
+    // gradient is x^T dz), K at and past one 320-deep panel, AVX2 tails of 6q + 2 rows, N of 1 and M
+    // of 1 (MatMul's matrix-vector product: the fallback), an op(b) too large to keep packed per
+    // thread, and a float64 var (the two ops)
     struct dims {
         std::int64_t M, N, K;
         bool ta, tb;
@@ -88,7 +90,23 @@ TEST_CASE("nn apply_gradient_descent_of_product: MatMul then ApplyGradientDescen
     const std::vector<dims> cases = {{784, 512, 128, true, false}, {96, 17, 33, false, false}, {97, 40, 5, true, true},
                                      {200, 35, 700, false, true},  {13, 3, 2, true, false},    {1, 24, 9, false, false},
                                      {30, 1, 9, true, false},      {2, 2, 1, false, false},
+                                     {128, 272, 320, true, false}, {128, 272, 321, true, false},
+                                     {38, 512, 64, false, true},   {7, 300, 3, true, false},
                                      {3, 2100, 1100, true, false}};  // op(b) past the 8 MiB kept per thread
+    // which of them step var in the kernels' stores, per kernel family
+    const auto in_tile = [](std::int64_t N, std::int64_t K) {
+        return ops::gemm::descends_in_tile(N, K, ops::gemm::matrix_source<float>{nullptr, 1, 128, 128});
+    };
+    for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+        ops::gemm::limit_kernel(isa);
+        INFO("isa " << static_cast<int>(isa));
+        const bool simd = isa != ops::gemm::kernel_isa::portable, wide = isa == ops::gemm::kernel_isa::avx512;
+        CHECK(in_tile(512, 128) == simd);
+        CHECK(in_tile(272, 320) == simd);
+        CHECK_FALSE(in_tile(272, 321));        // two depth blocks: the first's sums would land in var
+        CHECK(in_tile(17, 33) == wide);        // AVX2: a partial 16-column tile is stored elementwise
+        CHECK(in_tile(256, 64) == wide);       // AVX2: A read in place (serial_indirect) for N <= 256
+    }
     const int threads_before = graft::num_threads();
     auto fill = [](std::int64_t r, std::int64_t c, double seed) {
         std::vector<float> v(static_cast<std::size_t>(r * c));

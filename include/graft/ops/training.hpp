@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <stdexcept>
 #include <utility>
 
 #include "graft/core/error.hpp"
@@ -103,12 +104,16 @@ inline tensor apply_gradient_descent(const tensor& var, const tensor& alpha, con
 /// ApplyGradientDescent of a matrix product: var -= alpha * MatMul(a, b, transpose_a, transpose_b),
 /// the bits MatMul then ApplyGradientDescent give, without the product as a tensor (a dense
 /// layer's weight gradient, the executor's _MatMulApplyGradientDescent). float32 [M,N] var with M,
-/// N >= 2 on the GEMM path: op(b) packed once, then blocks of at most 96 rows of the product, each
-/// into a per-thread scratch (in L2) and subtracted from var's rows at once, where the two nodes
-/// wrote the [M,N] gradient out, and read it and var back in a second pass. In the MLP
-/// 784-512-512-10's training step (AVX2-limited Zen 5 core) the update nodes took 81-98 and 44-52 us
-/// after their products; alone and hot in cache the two ops cost 5-15 us more than this. Other
-/// dtypes and shapes run the two ops. Throws as MatMul, then as ApplyGradientDescent.
+/// N >= 2 on the GEMM path: op(b) packed once per thread, then, where the product is one depth
+/// block (K <= 320, a batch of up to 320) and the micro-kernels can (gemm::descends_in_tile), each
+/// tile's final sums g step var's rows as the kernel stores them (var - g * alpha, prefetched into
+/// L1 while the tile computes); else blocks of at most 96 rows of the product, each into a
+/// per-thread scratch (in L2) and subtracted from var's rows at once. The two nodes wrote the
+/// [M,N] gradient out, and read it and var back in a second pass. In the MLP 784-512-512-10's
+/// training step (AVX2-limited Zen 5 core) the scratch blocks' update took 81-98 and 44-52 us after
+/// their products; stepping in the stores took the two nodes from 1335 and 886 us to 1253 and 828
+/// (one Emerald Rapids core under AVX2). Other dtypes and shapes run the two ops. Throws as
+/// MatMul, then as ApplyGradientDescent.
 inline tensor apply_gradient_descent_of_product(const tensor& var, const tensor& alpha, const tensor& a,
                                                 const tensor& b, bool transpose_a, bool transpose_b) {
 #ifdef GRAFT_X86_DISPATCH
@@ -142,6 +147,21 @@ inline tensor apply_gradient_descent_of_product(const tensor& var, const tensor&
                 const bool keep = static_cast<double>(K) * static_cast<double>(N) * sizeof(float) <= 8.0 * (1 << 20);
                 gemm::packed_b<float>& pb = keep ? kept : once;
                 pb.repack(K, N, B);
+                const gemm::matrix_source<float> share{ad + r0 * sa_outer, sa_outer, sa_depth, r1 - r0};
+                if (gemm::descends_in_tile(N, K, share)) {
+                    // each tile's sums step var's rows as the micro-kernel stores them
+                    gemm::tile_bias_act step;
+                    step.descend = true;
+                    step.alpha = lr;
+                    step.columns = N;
+                    gemm::row_epilogue<float> stepped;
+                    stepped.apply = [](const void*, float*, std::int64_t, std::int64_t) {
+                        throw std::logic_error("graft internal: _MatMulApplyGradientDescent's fused step did not run");
+                    };
+                    stepped.in_tile = &step;
+                    gemm::run(r1 - r0, N, K, share, B, v + r0 * N, N, 1, false, 1, &pb, &stepped);
+                    return;
+                }
                 float* scratch = gemm::detail::scratch_c<float>(static_cast<std::size_t>(std::min(block, r1 - r0) * N));
                 for (std::int64_t i = r0; i < r1; i += block) {
                     const std::int64_t rows = std::min(block, r1 - i);

@@ -137,6 +137,28 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
 /// C[0:M, 0:N] (= or +=) A[a_off : a_off+M] * B[b_off : b_off+N], one thread. `fuse` (C's columns
 /// contiguous; bias indexed by B's columns from 0): a bias and activation for the AVX-512 or AVX2
 /// kernels to apply as they store the final sums. Returns whether they did (else the caller must).
+/// Whether serial() applies `fuse` in the micro-kernels' stores (else it returns false and the
+/// caller runs the row epilogue): float, C's columns contiguous, not the AVX2 path that reads A in
+/// place (serial_indirect), and under the AVX2 kernels whole 16-column tiles. A `descend` store
+/// reads C as the variable it steps, so only where each element of C is stored once: no
+/// accumulate, one depth block (K <= kc_block).
+template <class T, class SA>
+bool tile_fusable([[maybe_unused]] std::int64_t N, [[maybe_unused]] std::int64_t K, [[maybe_unused]] const SA& A,
+                  [[maybe_unused]] std::int64_t cs, [[maybe_unused]] bool accumulate,
+                  [[maybe_unused]] kernel_fn<T> kern, [[maybe_unused]] bool wide,
+                  [[maybe_unused]] const tile_bias_act* fuse) {
+#ifdef GRAFT_X86_DISPATCH
+    if constexpr (std::is_same_v<T, float>) {
+        if (fuse == nullptr || cs != 1) return false;
+        if (fuse->descend && (accumulate || K > kc_block)) return false;
+        if constexpr (indirect_source<SA>)
+            if (kern == &kernel_avx2_any && (!wide || A.depth_offsets()) && A.indirect(N)) return false;
+        return wide || (kern == &kernel_avx2_any && N % nr == 0);
+    }
+#endif
+    return false;
+}
+
 template <class T, class SA, class SB>
 bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
             std::int64_t b_off, T* C, std::int64_t rs, std::int64_t cs, bool accumulate, kernel_fn<T> kern,
@@ -152,9 +174,7 @@ bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
         }
     }
     // the AVX-512 tiles fuse any; the AVX2 ones whole tiles only, so C's columns must fill them
-    bool fused = false;
-    if constexpr (std::is_same_v<T, float>)
-        fused = fuse != nullptr && cs == 1 && (wide || (kern == &kernel_avx2_any && N % nr == 0));
+    const bool fused = tile_fusable<T>(N, K, A, cs, accumulate, kern, wide, fuse);
 #else
     (void)wide;
     const bool fused = false;
@@ -212,7 +232,8 @@ bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                     tile_bias_act tile_e;
                     const tile_bias_act* e = nullptr;
                     if (fused && last) {
-                        tile_e = {fuse->bias + b_off + jc + jr, fuse->act, fuse->alpha, fuse->columns};
+                        tile_e = *fuse;
+                        if (fuse->bias) tile_e.bias = fuse->bias + b_off + jc + jr;
                         e = &tile_e;
                     }
 #endif
@@ -384,6 +405,18 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
 }
 
 }  // namespace detail
+
+/// Whether run(M, N, K, A, B, C, N, 1, false, 1, pre, done) with done->in_tile a `descend` step
+/// (tile_bias_act) applies it in the micro-kernels' stores, C then the variable stepped in place;
+/// where not, it would store the product into C and call done->apply, so a caller asks first.
+template <class SA>
+bool descends_in_tile(std::int64_t N, std::int64_t K, const SA& A) {
+    bool wide = false;
+    const kernel_fn<float> kern = detail::pick_kernel<float>(wide);
+    tile_bias_act step;
+    step.descend = true;
+    return detail::tile_fusable<float>(N, K, A, 1, false, kern, wide, &step);
+}
 
 /// For tests and benchmarks: run() uses no micro-kernel family above `cap` (the CPU still bounds
 /// it). limit_kernel(kernel_isa::avx512) lifts the limit, GRAFT_MAX_CPU_ISA's included.

@@ -17,11 +17,14 @@ inline constexpr std::int64_t nc_block = 3072;  ///< columns of a packed B block
 /// final sums in registers as they store them, y = act(y + bias[j]): what a row pass over C afterwards
 /// (ops::bias_act_epilogue) does, the same bits, without reading C back. `act` holds the value of
 /// ops::bias_activation: 0 none, 1 relu, 2 relu6, 3 leaky_relu (x > 0 ? x : alpha x).
+/// `descend` instead: C holds a variable and each final sum g steps it, c = c - g * alpha (no bias,
+/// no activation): ApplyGradientDescent of the product, its bits (ops::apply_gradient_descent_of_product).
 struct tile_bias_act {
-    const float* bias = nullptr;  ///< one per column of C
+    const float* bias = nullptr;  ///< one per column of C (null with `descend`)
     int act = 0;
     float alpha = 0.f;
     std::int64_t columns = 0;  ///< the bias's length: used only by a product of as many columns
+    bool descend = false;
 };
 
 /// The micro-kernel contract: C[0:m, 0:n] (= or +=) a_panel[kc x mr] * b_panel[kc x nr].

@@ -60,6 +60,18 @@ template <int Act>
                                                     bool accumulate, const __m256 (&acc)[mr][2],
                                                     const tile_bias_act* e = nullptr) {
     if (n == nr && cs == 1) {
+        if (e && e->descend) {  // c - g * alpha, as apply_gradient_descent_avx2
+            const __m256 step = _mm256_set1_ps(e->alpha);
+            for (int r = 0; r < m; ++r) {
+                float* cr = c + r * rs;
+                __m256 g0 = _mm256_mul_ps(acc[r][0], step), g1 = _mm256_mul_ps(acc[r][1], step);
+                // each product rounded on its own, as there: GCC would contract mul and sub into an FMA
+                asm("" : "+x"(g0), "+x"(g1));
+                _mm256_storeu_ps(cr, _mm256_sub_ps(_mm256_loadu_ps(cr), g0));
+                _mm256_storeu_ps(cr + 8, _mm256_sub_ps(_mm256_loadu_ps(cr + 8), g1));
+            }
+            return;
+        }
         __m256 b0 = _mm256_setzero_ps(), b1 = b0, alpha = b0;
         if (e) {
             b0 = _mm256_loadu_ps(e->bias);
@@ -378,6 +390,23 @@ template <bool Wide, int R>
     if (cs == 1) {
         const auto mask_lo = static_cast<__mmask16>(n >= nr ? 0xFFFFu : (1u << n) - 1u);
         const auto mask_hi = static_cast<__mmask16>(n >= 2 * nr ? 0xFFFFu : n <= nr ? 0u : (1u << (n - nr)) - 1u);
+        if (e && e->descend) {  // c - g * alpha, as apply_gradient_descent_avx2
+            const __m512 step = _mm512_set1_ps(e->alpha);
+#pragma GCC unroll 12
+            for (int r = 0; r < R; ++r) {
+                if (r >= m) break;
+                float* cr = c + r * rs;
+                __m512 g = _mm512_mul_ps(lo[r], step);
+                asm("" : "+v"(g));  // rounded on its own (no FMA contraction), as apply_gradient_descent_avx2
+                _mm512_mask_storeu_ps(cr, mask_lo, _mm512_sub_ps(_mm512_maskz_loadu_ps(mask_lo, cr), g));
+                if constexpr (Wide) {
+                    __m512 u = _mm512_mul_ps(hi[r], step);
+                    asm("" : "+v"(u));
+                    _mm512_mask_storeu_ps(cr + nr, mask_hi, _mm512_sub_ps(_mm512_maskz_loadu_ps(mask_hi, cr + nr), u));
+                }
+            }
+            return;
+        }
         __m512 bias_lo = _mm512_setzero_ps(), bias_hi = bias_lo, alpha = bias_lo;
         if (e) {
             bias_lo = _mm512_maskz_loadu_ps(mask_lo, e->bias);
