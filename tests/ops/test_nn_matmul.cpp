@@ -342,19 +342,22 @@ TEST_CASE("gemm: a row-major a under few columns of b, read in place, gives the 
     set_num_threads(2);
 }
 
-TEST_CASE("gemm: a block's short last tiles (AVX-512 8 + 5..8 rows, AVX2 4 + 3..4) give the bits of parts computed alone") {
+TEST_CASE("gemm: a block's short last tiles (AVX-512 8 + 5..8 rows, AVX2 5-row tiles or 4 + 3..4) give the bits of parts computed alone") {
     // under AVX-512 a block's last 13-16 rows after a 12-row tile run as an 8-row tile and one of
-    // the rest whose rows start two rows into a packed panel; under AVX2 a block of 6q + 1 or 6q + 2
-    // rows ends on tiles of 4 and 3 or 4 rows, its last panel packed from two rows before its place.
+    // the rest whose rows start two rows into a packed panel; under AVX2 a block of 6q + r rows ends
+    // on (5r mod 6) tiles of 5 rows, each from a panel of its own (M 15, 16, 25-28, 37, 38, 40; the
+    // 32-row second block of M 128), or, too short for those, of 6q + 1 or 6q + 2 rows on tiles of
+    // 4 and 3 or 4 rows, its last panel packed from two rows before its place (M 13, 14; the 8-row
+    // second block of M 104), or, 6q + 3 rows short of 15, on a 3-row tile (M 9).
     // Every row gets the same multiply-adds in the same order whatever tile computes it, so the
     // product of all M rows is, bit for bit, the products of rows [0, s) and [s, M) side by side
     // (s = 12 and 1: other tilings), and close to float64. Packed A (more than 256 columns of B),
     // one and two B panels per tile (N 300: a last panel of 12 columns), depths across kc blocks,
     // a packed b, accumulating, a fused bias and ReLU, 1-2 threads (M 104 and 128 on 2 threads over
     // the packed b under AVX-512: 52 and 64 rows each, 12-row tiles then 16 = 8 + 8; M 128 on one
-    // thread: blocks of 96 and 32 = 6 x 4 + 4 + 4 under AVX2; M 13 and 16 under AVX-512: 12 + 1 and
+    // thread: blocks of 96 and 32 = 6 x 2 + 5 x 4 under AVX2; M 13 and 16 under AVX-512: 12 + 1 and
     // 12 + 4, a block's first tile keeps its 12 rows)
-    for (std::int64_t M : {13, 14, 16, 25, 26, 27, 28, 37, 38, 40, 104, 128})
+    for (std::int64_t M : {9, 13, 14, 15, 16, 25, 26, 27, 28, 37, 38, 40, 104, 128})
         for (std::int64_t N : {300, 512})
             for (std::int64_t K : {7, 333}) {
                 const tensor a = random_tensor(dtype::float32, {M, K}, 61);
@@ -380,6 +383,7 @@ TEST_CASE("gemm: a block's short last tiles (AVX-512 8 + 5..8 rows, AVX2 4 + 3..
                                 ops::gemm::run(M, N, K, A, B, whole.data<float>(), N, 1, acc, 0, &pb, epi);
                                 set_num_threads(1);  // the parts on one thread: their own tiles
                                 for (std::int64_t split : {12, 1}) {
+                                    if (split >= M) continue;
                                     const tensor parts = c0.clone();
                                     const ops::gemm::matrix_source<float> top{a.data<float>(), K, 1, split};
                                     const ops::gemm::matrix_source<float> rest{a.data<float>() + split * K, K, 1, M - split};

@@ -210,20 +210,32 @@ bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
             const bool last = pc + kc >= K;  // the sums final as the kernels store them
             for (std::int64_t ic = 0; ic < M; ic += mc_block) {
                 const std::int64_t mc = std::min(mc_block, M - ic);
-                // AVX2: a block of 6q + 1 or 6q + 2 rows (q >= 1) ends on tiles of 4 and 3 or 4 rows, not
-                // 6 and 1 or 2 (a 1 or 2-row tile keeps 2 or 4 accumulators: on one Xeon core, hot,
-                // 6 rows 92.6 GFLOP/s, 4 81.7, 3 67.7, 2 50.0, 1 28.1). Its last panel is then packed
-                // from two rows before its place (the panel before it gives the 4-row tile its first
-                // four rows), so each tile reads whole rows of one panel. The same multiply-adds per
-                // row, so the same bits.
-                std::int64_t tail = -1;  // the last panel's place where it is packed so, else -1
+                // AVX2: a block of 6q + r rows (r = 1..5) ends on (5r mod 6) tiles of 5 rows, where it
+                // has that many, not on one of r rows (a 1-4 row tile keeps 2-8 accumulators, too
+                // few to hide the multiply-add latency: on one Xeon core, hot, 6 rows 92.6 GFLOP/s,
+                // 5 ~90, 4 81.7, 3 67.7, 2 50.0, 1 28.1): 128 rows as 18 x 6 + 4 x 5, not 21 x 6 +
+                // 2 (or 20 x 6 + 4 + 4). Each 5-row tile gets a 6-row panel of its own, packed from
+                // its first row, so the panels take as much room as the rows rounded up to 6. A block
+                // too short for its 5-row tiles, of 6q + 1 or 6q + 2 rows (q >= 1), ends on tiles of 4
+                // and 3 or 4 rows instead, its last panel packed from two rows before its place (the
+                // panel before it gives the 4-row tile its first four rows). The same multiply-adds
+                // per row, so the same bits.
+                std::int64_t fives_at = mc;  // the first row of the 5-row tiles (mc: none)
+                std::int64_t tail = -1;      // the last panel's place where it is packed from 2 rows before
 #ifdef GRAFT_X86_DISPATCH
-                if constexpr (std::is_same_v<T, float>)
-                    if (!wide && kern == &kernel_avx2_any && mc > mr && (mc % mr == 1 || mc % mr == 2)) tail = mc - mc % mr;
+                if constexpr (std::is_same_v<T, float>) {
+                    const std::int64_t fives = 5 * (mc % mr) % mr;
+                    if (!wide && kern == &kernel_avx2_any) {
+                        if (fives > 1 && mc >= 5 * fives) fives_at = mc - 5 * fives;
+                        else if (mc > mr && (mc % mr == 1 || mc % mr == 2)) tail = mc - mc % mr;
+                    }
+                }
 #endif
-                for (std::int64_t ir = 0; ir < mc; ir += mr)  // (rows left in the panel's 12-row tile)
+                for (std::int64_t ir = 0; ir < fives_at; ir += mr)  // (rows left in the panel's 12-row tile)
                     if (!a_in_place || !whole(mc - (ir - ir % (2 * mr))))
                         pack_a_panel(A, a_off + ic + (ir == tail ? ir - 2 : ir), pc, kc, abuf + ir * kc, wide);
+                for (std::int64_t ir = fives_at, at = fives_at; ir < mc; ir += 5, at += mr)
+                    pack_a_panel(A, a_off + ic + ir, pc, kc, abuf + at * kc, wide);
                 for (std::int64_t jr = 0; jr < nc;) {
                     // wide: two B panels at once where there are two (the second may be partial)
                     const bool two = wide && nc - jr > nr;
@@ -288,6 +300,11 @@ bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::in
                                 if (e) kernel_avx2_any_fused(kc, a, bbuf + jr * kc, c, rs, cs, rows, n, acc, e);
                                 else kern(kc, a, bbuf + jr * kc, c, rs, cs, rows, std::min(n, nr), acc);
                             };
+                            if (ir == fives_at) {  // the 5-row tiles, each from its own panel
+                                for (std::int64_t at = ir; ir < mc; ir += 5, at += mr)
+                                    tile(abuf + at * kc, C + (ic + ir) * rs + (jc + jr) * cs, 5);
+                                continue;
+                            }
                             if (ir + mr == tail) {  // 4 rows of this panel, then the rest from the last
                                 tile(abuf + ir * kc, ct, 4);
                                 tile(abuf + tail * kc, ct + 4 * rs, static_cast<int>(mc - ir - 4));
