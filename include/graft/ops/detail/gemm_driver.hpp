@@ -134,9 +134,6 @@ void serial_indirect(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A
 }
 #endif
 
-/// C[0:M, 0:N] (= or +=) A[a_off : a_off+M] * B[b_off : b_off+N], one thread. `fuse` (C's columns
-/// contiguous; bias indexed by B's columns from 0): a bias and activation for the AVX-512 or AVX2
-/// kernels to apply as they store the final sums. Returns whether they did (else the caller must).
 /// Whether serial() applies `fuse` in the micro-kernels' stores (else it returns false and the
 /// caller runs the row epilogue): float, C's columns contiguous, not the AVX2 path that reads A in
 /// place (serial_indirect), and under the AVX2 kernels whole 16-column tiles. A `descend` store
@@ -159,6 +156,10 @@ bool tile_fusable([[maybe_unused]] std::int64_t N, [[maybe_unused]] std::int64_t
     return false;
 }
 
+/// C[0:M, 0:N] (= or +=) A[a_off : a_off+M] * B[b_off : b_off+N], one thread. `fuse` (C's columns
+/// contiguous; bias indexed by B's columns from 0): a bias and activation, or a descend step
+/// (tile_bias_act), for the AVX-512 or AVX2 kernels to apply as they store the final sums (where
+/// tile_fusable says they can). Returns whether they did (else the caller must).
 template <class T, class SA, class SB>
 bool serial(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, std::int64_t a_off, const SB& B,
             std::int64_t b_off, T* C, std::int64_t rs, std::int64_t cs, bool accumulate, kernel_fn<T> kern,
