@@ -136,6 +136,25 @@ TEST_CASE("nn apply_gradient_descent_of_product: MatMul then ApplyGradientDescen
             }
         }
     }
+    // var as its own operand (a, transposed a, b): the product of the old var, then the step
+    for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
+        ops::gemm::limit_kernel(isa);
+        for (int threads : {1, 2, 3}) {
+            graft::set_num_threads(threads);
+            for (int which = 0; which < 3; ++which) {
+                INFO("var as operand " << which << " threads " << threads << " isa " << static_cast<int>(isa));
+                const tensor v0 = fill(200, 200, 0.9), other = fill(200, 200, 1.4);
+                const tensor var = v0.clone(), want = v0.clone();
+                ops::matmul_params p;
+                p.transpose_a = which == 1;
+                const tensor& a = which == 2 ? other : var;
+                const tensor& b = which == 2 ? var : other;
+                (void)ops::apply_gradient_descent(want, alpha, ops::matmul(which == 2 ? other : v0, which == 2 ? v0 : other, p));
+                (void)ops::apply_gradient_descent_of_product(var, alpha, a, b, which == 1, false);
+                CHECK(std::memcmp(var.data<float>(), want.data<float>(), 200 * 200 * sizeof(float)) == 0);
+            }
+        }
+    }
     ops::gemm::limit_kernel(ops::gemm::kernel_isa::avx512);
     graft::set_num_threads(threads_before);
     // float64: the two ops

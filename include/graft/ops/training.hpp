@@ -122,9 +122,11 @@ inline tensor apply_gradient_descent_of_product(const tensor& var, const tensor&
         var.rank() == 2 && gemm::active_kernel() != gemm::kernel_isa::portable) {
         const std::int64_t M = a.dim(transpose_a ? 1 : 0), K = a.dim(transpose_a ? 0 : 1);
         const std::int64_t N = b.dim(transpose_b ? 0 : 1);
-        // M or N of 1: MatMul's matrix-vector product, whose sums run in another order
+        // M or N of 1: MatMul's matrix-vector product, whose sums run in another order. var read as
+        // a or b (its buffer): stepping var while the product still reads it, or while another
+        // thread packs it, would mix old values with new; the two ops finish the product first.
         if (b.dim(transpose_b ? 1 : 0) == K && var.dim(0) == M && var.dim(1) == N && M >= 2 && N >= 2 && K > 0 &&
-            N <= gemm::nc_block) {
+            N <= gemm::nc_block && !a.shares_buffer_with(var) && !b.shares_buffer_with(var)) {
             const gemm::matrix_source<float> B = nn_detail::matmul_b_source(b.data<float>(), K, N, transpose_b);
             const float* ad = a.data<float>();
             const std::int64_t sa_outer = transpose_a ? 1 : K, sa_depth = transpose_a ? M : 1;
