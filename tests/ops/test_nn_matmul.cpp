@@ -185,7 +185,9 @@ TEST_CASE("nn MatMul: a row epilogue (fused bias and activation) gives the bits 
 TEST_CASE("nn MatMul: b packed beforehand (gemm::packed_b) gives the same bits as packing it per call") {
     // K past one and two panel depths (320), N partial panels and the one-block limit (3072), rows
     // split between threads (M >= N panels; under AVX-512 also every M >= 48 per thread, in 4-row
-    // units: 101 rows as 52 + 49, 200 on 3 threads as 68 + 68 + 64) and columns split (N panels > M rows)
+    // units: 101 rows as 52 + 49, 200 on 3 threads as 68 + 68 + 64; under AVX2 every M >= 24 per
+    // thread, in 2-row units: 101 as 52 + 49 or 34 + 34 + 33, 128 as 64 + 64) and columns split (N
+    // panels > M rows)
     const std::vector<mm_case> cases = {{128, 784, 512}, {37, 700, 100}, {12, 5, 33}, {200, 64, 3072}, {13, 321, 17},
                                         {2, 96, 520},    {61, 129, 77},  {101, 50, 40}};
     for (ops::gemm::kernel_isa isa : ops::gemm::available_kernels()) {
@@ -354,7 +356,8 @@ TEST_CASE("gemm: a block's short last tiles (AVX-512 8 + 5..8 rows, AVX2 5-row t
     // (s = 12 and 1: other tilings), and close to float64. Packed A (more than 256 columns of B),
     // one and two B panels per tile (N 300: a last panel of 12 columns), depths across kc blocks,
     // a packed b, accumulating, a fused bias and ReLU, 1-2 threads (M 104 and 128 on 2 threads over
-    // the packed b under AVX-512: 52 and 64 rows each, 12-row tiles then 16 = 8 + 8; M 128 on one
+    // the packed b: 52 and 64 rows each, under AVX-512 12-row tiles then 16 = 8 + 8, under AVX2
+    // 6 x 7 + 5 x 2 and 6 x 9 + 5 x 2; M 128 on one
     // thread: blocks of 96 and 32 = 6 x 2 + 5 x 4 under AVX2; M 13 and 16 under AVX-512: 12 + 1 and
     // 12 + 4, a block's first tile keeps its 12 rows)
     for (std::int64_t M : {9, 13, 14, 15, 16, 25, 26, 27, 28, 37, 38, 40, 104, 128})

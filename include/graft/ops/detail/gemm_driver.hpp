@@ -391,7 +391,11 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
     // [128,784]x[784,512] then [128,512]x[512,512] on 2 threads, best of 60 interleaved, 562-564 ->
     // 538-540 us (medians 605-610 -> 577-587). Rows go in units of 4 (a share may end on a 4-row
     // tile: 64 + 64 rows, not 72 + 56), and only where each thread gets four 12-row tiles or more.
-    const bool rows_of_packed = pre != nullptr && wide && M >= 48 * threads;
+    // The same under the AVX2 kernels, in units of 2 (a share's last rows go as 5-row tiles), where
+    // each thread gets 24 rows or more: the MLP's three layers at batch 128 on 2 threads, one Xeon
+    // (Emerald Rapids) under AVX2, alternating builds, 1050-1057 -> 994-1003 us; batch 96 782 ->
+    // 749-754; 48 and 64 the same either way.
+    const bool rows_of_packed = pre != nullptr && M >= (wide ? 48 : 24) * threads;
     const bool split_n = !rows_of_packed && n_panels >= m_panels;
     const std::int64_t panels = split_n ? n_panels : m_panels;
     const int tasks = static_cast<int>(std::min<std::int64_t>(threads, panels));
@@ -402,8 +406,9 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
         if (done && !fused) (*done)(C, 0, M);
         return;
     }
-    // split rows in whole 12-row tiles when the wide kernel runs (4-row units over a packed B: above)
-    const std::int64_t unit = split_n ? nr : (wide ? (rows_of_packed ? 4 : 2 * mr) : mr);
+    // split rows in whole 12-row tiles when the wide kernel runs (4-row units over a packed B, 2-row
+    // ones under the AVX2 kernels: above)
+    const std::int64_t unit = split_n ? nr : (wide ? (rows_of_packed ? 4 : 2 * mr) : (rows_of_packed ? 2 : mr));
     const std::int64_t units = split_n ? panels : (M + unit - 1) / unit;
     const std::int64_t per = (units + tasks - 1) / tasks * unit;
     std::atomic<bool> unfused{false};  // every task takes the same path; any one that could not fuse says so
