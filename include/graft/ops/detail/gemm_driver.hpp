@@ -406,9 +406,8 @@ void oriented(std::int64_t M, std::int64_t N, std::int64_t K, const SA& A, const
         if (done && !fused) (*done)(C, 0, M);
         return;
     }
-    // split rows in whole 12-row tiles when the wide kernel runs (4-row units over a packed B, 2-row
-    // ones under the AVX2 kernels: above)
-    const std::int64_t unit = split_n ? nr : (wide ? (rows_of_packed ? 4 : 2 * mr) : (rows_of_packed ? 2 : mr));
+    // rows over a packed B in 4-row (AVX-512) or 2-row (AVX2) units (above), else in whole tiles
+    const std::int64_t unit = split_n ? nr : rows_of_packed ? (wide ? 4 : 2) : (wide ? 2 * mr : mr);
     const std::int64_t units = split_n ? panels : (M + unit - 1) / unit;
     const std::int64_t per = (units + tasks - 1) / tasks * unit;
     std::atomic<bool> unfused{false};  // every task takes the same path; any one that could not fuse says so
